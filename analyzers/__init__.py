@@ -1,0 +1,30 @@
+"""Pure text analysis for knowhow: no I/O, no tantivy, no imports from the rest of knowhow.
+
+Index side and query side share one pipeline (`analyze`), so a token written into the index is
+exactly the token a query looks for.
+"""
+
+from analyzers.analyze import QueryTerm, analyze, analyze_query
+from analyzers.identifiers import split_identifier, tokenize_identifier
+from analyzers.stemming import stem
+from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS
+from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
+from analyzers.text import tokenize
+from analyzers.typos import edit_distance, max_typo_edits
+
+__all__ = [
+    "DEFAULT_SYNONYM_GROUPS",
+    "MIN_TOKEN_LENGTH",
+    "STOPWORDS",
+    "QueryTerm",
+    "SynonymTable",
+    "analyze",
+    "analyze_query",
+    "edit_distance",
+    "expand_with_synonyms",
+    "max_typo_edits",
+    "split_identifier",
+    "stem",
+    "tokenize",
+    "tokenize_identifier",
+]

@@ -1,0 +1,85 @@
+"""The one analysis pipeline shared by the index and the query side.
+
+`analyze` turns any field value (free text, testId, selector, tool or screen name) into the
+tokens the index stores; `analyze_query` turns a user's query into weighted terms grouped by
+the word they came from (a *concept*), which the engine turns into boosted term queries.
+"""
+
+import re
+from dataclasses import dataclass
+
+from analyzers.identifiers import split_identifier
+from analyzers.stemming import stem
+from analyzers.stopwords import is_searchable
+from analyzers.synonyms import SynonymTable
+from analyzers.text import _lower
+
+# A word: letters/digits/underscore, with inner `-` or `.` joining pieces (kebab ids, `0.1`).
+_WORD = re.compile(r"\w+(?:[-.]\w+)*")
+
+SYNONYM_WEIGHT = 0.6
+"""A synonym weighs less than the word typed, so `transfer` ranks literal transfers first."""
+
+
+def _word_tokens(word: str) -> list[str]:
+    parts = split_identifier(word)
+    tokens = [stem(p) for p in parts if is_searchable(p)]
+    if len(parts) > 1:
+        whole = _lower(word)
+        if len(whole) >= 2:
+            tokens.insert(0, whole)
+    return tokens
+
+
+def analyze(text: str | None) -> list[str]:
+    """Index tokens of a value: per word, the whole identifier (if compound) then its stemmed parts.
+
+    Deduplicated in order: a field is a bag of distinct tokens.
+
+    >>> analyze("Click coin-overview-send, then sending tokens")
+    ['click', 'coin-overview-send', 'coin', 'overview', 'send', 'then', 'token']
+    """
+    if not text:
+        return []
+    out: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        for token in _word_tokens(match.group(0)):
+            out.setdefault(token, None)
+    return list(out)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One index token to look for, its weight, and the query word (concept) it stands for."""
+
+    token: str
+    weight: float
+    concept: str
+    kind: str  # "exact" | "whole" | "synonym" | "typo" | "prefix"
+
+
+def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[QueryTerm]:
+    """Weighted terms of a query: each word's stem (1.0), a compound's whole identifier (1.0),
+    and synonyms of each stem (`SYNONYM_WEIGHT`). A token keeps its highest weight."""
+    table = synonyms if synonyms is not None else SynonymTable()
+    terms: dict[str, QueryTerm] = {}
+
+    def add(term: QueryTerm) -> None:
+        known = terms.get(term.token)
+        if known is None or known.weight < term.weight:
+            terms[term.token] = term
+
+    for match in _WORD.finditer(query):
+        word = match.group(0)
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            whole = _lower(word)
+            add(QueryTerm(whole, 1.0, whole, "whole"))
+        for part in parts:
+            if not is_searchable(part):
+                continue
+            token = stem(part)
+            add(QueryTerm(token, 1.0, token, "exact"))
+            for syn in sorted(table.synonyms_of(token)):
+                add(QueryTerm(syn, SYNONYM_WEIGHT, token, "synonym"))
+    return list(terms.values())

@@ -1,0 +1,30 @@
+"""SPEC-03 `tokenize`: bag-of-words tokens of free text (FR-1..3)."""
+
+import re
+
+from analyzers.stopwords import is_searchable
+
+# Unicode-aware version of SPEC-03's `/[^a-z0-9]+/i`: letters and digits of any script are kept.
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def tokenize(text: str | None) -> list[str]:
+    """Lowercase words of `text`, without stopwords or tokens shorter than 2, deduplicated in order.
+
+    >>> tokenize("send flow ETH to another account")
+    ['send', 'eth', 'another', 'account']
+    """
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for raw in _NON_WORD.split(text):
+        token = _lower(raw)
+        if token and is_searchable(token):
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def _lower(text: str) -> str:
+    """Lowercase character by character, so that the result does not depend on neighbours
+    (str.lower() turns a Greek capital sigma into a final sigma only at the end of a word)."""
+    return "".join(ch.lower() for ch in text)

@@ -1,0 +1,204 @@
+"""Records -> index documents: the analysis of every field, done once per record.
+
+A step document carries its session's searchable metadata (flowTags, goal, tags, branch,
+createdAt), so that one query scores session and step evidence together. A click recorded by
+a11y ref (`{"a11yRef": "e7"}`) is resolved to the role and name the ref had in the session's
+latest snapshot before it, so "click confirm button" finds it although no testId was used.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from analyzers import analyze
+from engine.labels import derive_labels, tool_action
+from engine.models import SessionMetadata, StepRecord, epoch_ms
+from engine.schema import DOC_SESSION, DOC_STEP
+from engine.store import LoadedSession, LoadedStep
+
+MAX_TOKEN_CHARS = 100
+MAX_PAYLOAD_A11Y = 40
+
+
+@lru_cache(maxsize=262_144)
+def _tokens(value: str) -> tuple[str, ...]:
+    return tuple(t for t in analyze(value) if len(t) <= MAX_TOKEN_CHARS)
+
+
+def field_text(values: Iterable[str | None]) -> str:
+    """Distinct tokens of several values, space-joined for a `whitespace` field."""
+    seen: dict[str, None] = {}
+    for value in values:
+        if value:
+            for token in _tokens(value):
+                seen.setdefault(token, None)
+    return " ".join(seen)
+
+
+def route_of(url: str | None) -> str:
+    """The words of a URL's route: its `#/…` fragment when it has one, else its path.
+
+    `chrome-extension://…/home.html#/send` -> `/send`; hex addresses are dropped.
+    """
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    route = parts.fragment or parts.path
+    segments = [s for s in route.split("/") if s and not s.lower().startswith("0x")]
+    return " ".join(segments)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTarget:
+    test_id: str | None
+    selector: str | None
+    a11y_ref: str | None
+    role: str | None
+    name: str | None
+
+    def describe(self) -> str:
+        """`testId:send-button`, `selector:#x` or `a11y:button:"Send"` (`ref:e7` if unresolved)."""
+        if self.test_id:
+            return f"testId:{self.test_id}"
+        if self.selector:
+            return f"selector:{self.selector[:60]}"
+        if self.role or self.name:
+            return f'a11y:{self.role or "?"}:"{self.name or ""}"'
+        if self.a11y_ref:
+            return f"ref:{self.a11y_ref}"
+        return ""
+
+
+def resolve_target(record: StepRecord, refs: dict[str, tuple[str, str]]) -> ResolvedTarget | None:
+    target = record.tool.target
+    if target is None:
+        return None
+    role = name = None
+    if target.a11yRef and target.a11yRef in refs:
+        role, name = refs[target.a11yRef]
+    return ResolvedTarget(target.testId, target.selector, target.a11yRef, role, name)
+
+
+def session_fields(meta: SessionMetadata) -> dict[str, Any]:
+    """Searchable and filterable session metadata, shared by session and step documents."""
+    branch = meta.git.branch if meta.git and meta.git.branch else None
+    return {
+        "session_id": meta.sessionId,
+        "created": epoch_ms(meta.createdAt),
+        "flow": field_text(meta.flowTags),
+        "goal": field_text([meta.goal]),
+        "tags": field_text(meta.tags),
+        "branch": field_text([branch]),
+        "flow_tag": [t.lower() for t in meta.flowTags] or [],
+        "tag": [t.lower() for t in meta.tags] or [],
+        "branch_name": branch.lower() if branch else "",
+    }
+
+
+def session_evidence(meta: SessionMetadata) -> dict[str, Any]:
+    """Session values shown as match evidence on each step (kept in the step payload)."""
+    branch = meta.git.branch if meta.git and meta.git.branch else None
+    return {"flowTags": meta.flowTags, "tags": meta.tags, "branchRaw": branch}
+
+
+def step_document(
+    step: LoadedStep,
+    seq: int,
+    shared: dict[str, Any],
+    target: ResolvedTarget | None,
+    meta: SessionMetadata,
+) -> dict[str, Any]:
+    goal = meta.goal
+    evidence = session_evidence(meta)
+    record = step.record
+    obs = record.observation
+    labels = record.labels if record.labels is not None else derive_labels(
+        record.tool.name, record.tool.target, record.outcome.ok
+    )
+    error = record.outcome.error
+    screen = record.screen
+    nodes = obs.a11y.nodes
+    payload = {
+        "tool": record.tool.name,
+        "screen": screen,
+        "url": obs.state.currentUrl,
+        "target": (
+            {
+                k: v
+                for k, v in {
+                    "testId": target.test_id,
+                    "selector": target.selector,
+                    "a11yRef": target.a11y_ref,
+                    "role": target.role,
+                    "name": target.name,
+                }.items()
+                if v
+            }
+            if target
+            else None
+        ),
+        "labels": labels,
+        "ok": record.outcome.ok,
+        "error": {"code": error.code, "message": error.message} if error else None,
+        "timestamp": record.timestamp,
+        "goal": goal,
+        "flowTags": evidence["flowTags"],
+        "tags": evidence["tags"],
+        "branch": evidence["branchRaw"],
+        "a11y": [[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
+    }
+    doc = dict(shared)
+    doc.update(
+        {
+            "doc_type": DOC_STEP,
+            "step_id": step.step_id,
+            "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
+            "screen_name": screen.lower(),
+            "ok": "true" if record.outcome.ok else "false",
+            "ts": epoch_ms(record.timestamp),
+            "seq": seq,
+            "tool": field_text([record.tool.name]),
+            "screen": field_text([screen] if screen != "unknown" else []),
+            "target": field_text(
+                [target.test_id, target.selector, target.role, target.name] if target else []
+            ),
+            "labels": field_text(labels),
+            "visible": field_text(t.testId for t in obs.testIds),
+            "a11y": field_text([*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]),
+            "route": field_text([route_of(obs.state.currentUrl)]),
+            "error": field_text([error.code, error.message] if error else []),
+            "payload": orjson.dumps(payload),
+        }
+    )
+    return doc
+
+
+def session_document(loaded: LoadedSession, shared: dict[str, Any]) -> dict[str, Any]:
+    meta = loaded.metadata
+    payload = meta.model_dump(mode="json", exclude_none=True)
+    payload["hasMetadata"] = loaded.has_metadata_file
+    doc = dict(shared)
+    doc.update({"doc_type": DOC_SESSION, "payload": orjson.dumps(payload)})
+    return doc
+
+
+def session_documents(loaded: LoadedSession) -> list[dict[str, Any]]:
+    """The session document and one document per readable step, in file order."""
+    shared = session_fields(loaded.metadata)
+    docs = [session_document(loaded, shared)]
+    refs: dict[str, tuple[str, str]] = {}
+    for seq, step in enumerate(loaded.steps):
+        docs.append(
+            step_document(step, seq, shared, resolve_target(step.record, refs), loaded.metadata)
+        )
+        nodes = step.record.observation.a11y.nodes
+        if nodes:
+            refs = {n.ref: (n.role, n.name) for n in nodes}
+    return docs

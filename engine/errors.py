@@ -1,0 +1,48 @@
+"""One error tree for knowhow; every error carries an `MM_…` code and says what to do next.
+
+    KnowhowError                      code
+    ├── InvalidInput                  MM_INVALID_INPUT   (names the offending field)
+    ├── NotFound                      MM_NOT_FOUND
+    ├── NoActiveSession               MM_NO_ACTIVE_SESSION
+    └── IndexUnavailable              MM_INDEX_UNAVAILABLE (missing or locked index)
+        └── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
+"""
+
+
+class KnowhowError(Exception):
+    """Root of knowhow's errors; `code` is the stable machine-readable kind."""
+
+    code = "MM_KNOWLEDGE_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidInput(KnowhowError):
+    """A value broke a documented limit; nothing was changed."""
+
+    code = "MM_INVALID_INPUT"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class NotFound(KnowhowError):
+    code = "MM_NOT_FOUND"
+
+
+class NoActiveSession(KnowhowError):
+    code = "MM_NO_ACTIVE_SESSION"
+
+
+class IndexUnavailable(KnowhowError):
+    code = "MM_INDEX_UNAVAILABLE"
+
+
+class StaleIndex(IndexUnavailable):
+    """The index was built with another schema version and must be rebuilt."""

@@ -1,0 +1,92 @@
+"""Match evidence: which stored values of a hit contain the query's tokens, and its snippet.
+
+Tantivy's snippet generator cannot see our Python tokens, so evidence is recomputed here from
+the step's stored payload with the same analyzer the index used.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+from engine.documents import _tokens, route_of
+
+MAX_SNIPPET_MATCHES = 3
+
+
+def _hits(value: str | None, tokens: frozenset[str]) -> set[str]:
+    return set(_tokens(value)) & tokens if value else set()
+
+
+def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> tuple[list[str], set[str]]:
+    """(matchedFields strongest first, matched tokens) for one step payload."""
+    fields: list[str] = []
+    matched: set[str] = set()
+
+    def check(value: str | None, label: str) -> bool:
+        found = _hits(value, tokens)
+        if found:
+            matched.update(found)
+            fields.append(label)
+        return bool(found)
+
+    for tag in payload.get("flowTags") or []:
+        check(tag, f"flowTag:{tag}")
+    check(payload.get("tool"), f"tool:{payload.get('tool')}")
+    screen = payload.get("screen")
+    if screen and screen != "unknown":
+        check(screen, f"screen:{screen}")
+    target = payload.get("target") or {}
+    if target.get("testId"):
+        check(target["testId"], f"testId:{target['testId']}")
+    if target.get("selector"):
+        check(target["selector"], f"selector:{target['selector']}")
+    if target.get("role") or target.get("name"):
+        role, name = target.get("role") or "", target.get("name") or ""
+        check(f"{role} {name}", f'target:{role}:"{name}"')
+    check(payload.get("goal"), "goal")
+    for label in payload.get("labels") or []:
+        if check(label, f"label:{label}"):
+            break
+    error = payload.get("error") or {}
+    check(f"{error.get('code') or ''} {error.get('message') or ''}", f"error:{error.get('code')}")
+    for role, name in payload.get("a11y") or []:
+        if check(name, f'a11y:{role}:"{name}"') or check(role, f"a11y:{role}"):
+            break
+    for tag in payload.get("tags") or []:
+        check(tag, f"tag:{tag}")
+    route = route_of(payload.get("url"))
+    check(route, f"route:/{route.replace(' ', '/')}")
+    check(payload.get("branch"), f"branch:{payload.get('branch')}")
+    return list(dict.fromkeys(fields)), matched
+
+
+def describe_target(target: dict[str, Any] | None) -> str | None:
+    if not target:
+        return None
+    if target.get("testId"):
+        return f"testId: {target['testId']}"
+    if target.get("selector"):
+        return f"selector: {str(target['selector'])[:30]}"
+    if target.get("role") or target.get("name"):
+        return f'ref: {target.get("a11yRef", "?")} ({target.get("role", "")} "{target.get("name", "")}")'
+    if target.get("a11yRef"):
+        return f"ref: {target['a11yRef']}"
+    return None
+
+
+def snippet(payload: dict[str, Any], matched_fields: Iterable[str]) -> str:
+    """SPEC-03 §4.3.4: `match: …` first, then target, labels, screen and error code."""
+    parts = []
+    top = list(matched_fields)[:MAX_SNIPPET_MATCHES]
+    if top:
+        parts.append(f"match: {', '.join(top)}")
+    target = describe_target(payload.get("target"))
+    if target:
+        parts.append(target)
+    if payload.get("labels"):
+        parts.append(f"labels: {', '.join(payload['labels'])}")
+    if payload.get("screen"):
+        parts.append(f"screen: {payload['screen']}")
+    error = payload.get("error")
+    if not payload.get("ok", True) and error:
+        parts.append(f"error: {error.get('code')}")
+    return ", ".join(parts) or str(payload.get("tool", ""))

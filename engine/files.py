@@ -1,0 +1,62 @@
+"""Safe file primitives: atomic writes and session-id -> path resolution."""
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from engine.errors import InvalidInput
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9._-]{4,128}")
+
+
+def validate_session_id(session_id: object, field: str = "sessionId") -> str:
+    """Session ids are 4..128 letters, digits, `.`, `_` or `-`, and never only dots.
+
+    Anything that could leave the knowledge root (`..`, `/`, absolute paths, NUL) is rejected.
+    """
+    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+        raise InvalidInput(
+            field, "must be 4-128 characters of letters, digits, '.', '_' or '-'"
+        )
+    if set(session_id) == {"."}:
+        raise InvalidInput(field, "must not consist of dots only")
+    return session_id
+
+
+def session_dir(root: Path, session_id: str) -> Path:
+    """The folder of a session inside `root`, after validating the id."""
+    return root / validate_session_id(session_id)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` so that readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_create(path: Path, data: bytes) -> bool:
+    """Like `atomic_write`, but never replaces an existing file; False if `path` exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)

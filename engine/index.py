@@ -1,0 +1,200 @@
+"""The on-disk index: generations, schema-version check, reader and the single writer.
+
+Layout of the index directory (default `index-data/`):
+
+    CURRENT            name of the live generation, replaced atomically on a rebuild
+    gen-0001/          a Tantivy index + `knowhow.json` (schema version, params)
+                       + `manifest.sqlite3` (per session: signature of the files indexed)
+
+A rebuild writes a new generation and swaps `CURRENT`, so searches keep answering meanwhile.
+Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
+"""
+
+import shutil
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import tantivy
+
+from engine.errors import IndexUnavailable, StaleIndex
+from engine.files import atomic_write
+from engine.schema import SCHEMA_VERSION, build_schema
+
+CURRENT_FILE = "CURRENT"
+META_FILE = "knowhow.json"
+MANIFEST_FILE = "manifest.sqlite3"
+WRITER_HEAP_BYTES = 256_000_000
+
+
+class IndexLayout:
+    """Generations of the index under one base directory."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = Path(base)
+
+    def current(self) -> Path | None:
+        try:
+            name = (self.base / CURRENT_FILE).read_text().strip()
+        except FileNotFoundError:
+            return None
+        path = self.base / name
+        return path if name and path.is_dir() else None
+
+    def new_generation(self) -> Path:
+        self.base.mkdir(parents=True, exist_ok=True)
+        numbers = [
+            int(p.name.split("-", 1)[1])
+            for p in self.base.glob("gen-*")
+            if p.name.split("-", 1)[1].isdigit()
+        ]
+        path = self.base / f"gen-{max(numbers, default=0) + 1:04d}"
+        path.mkdir()
+        return path
+
+    def publish(self, generation: Path) -> None:
+        """Make `generation` live, then remove older generations (readers keep open files)."""
+        atomic_write(self.base / CURRENT_FILE, generation.name.encode())
+        for old in self.base.glob("gen-*"):
+            if old != generation and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_meta(path: Path) -> None:
+    meta = {"schemaVersion": SCHEMA_VERSION, "engine": "knowhow", "tantivy": tantivy.__version__}
+    atomic_write(path / META_FILE, orjson.dumps(meta))
+
+
+def _check_meta(path: Path) -> None:
+    try:
+        meta = orjson.loads((path / META_FILE).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise StaleIndex(
+            f"index at {path} has no readable {META_FILE}; run `knowhow reindex`"
+        ) from exc
+    if meta.get("schemaVersion") != SCHEMA_VERSION:
+        raise StaleIndex(
+            f"index at {path} has schema version {meta.get('schemaVersion')}, this knowhow needs "
+            f"{SCHEMA_VERSION}; run `knowhow reindex` (or scripts/reindex) to rebuild it"
+        )
+
+
+def create_generation(layout: IndexLayout) -> Path:
+    """A new, empty generation with its meta file (not live until published)."""
+    path = layout.new_generation()
+    tantivy.Index(build_schema(), str(path), reuse=False)
+    _write_meta(path)
+    Manifest(path).close()
+    return path
+
+
+class IndexReader:
+    """Read access to the live generation; cheap to reload after another process commits."""
+
+    def __init__(self, path: Path) -> None:
+        _check_meta(path)
+        self.path = path
+        self.schema = build_schema()
+        try:
+            self.index = tantivy.Index.open(str(path))
+        except ValueError as exc:
+            raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
+        self.index.config_reader(reload_policy="manual", num_warmers=0)
+        self._searcher = self.index.searcher()
+
+    @classmethod
+    def open(cls, layout: IndexLayout) -> "IndexReader":
+        path = layout.current()
+        if path is None:
+            raise IndexUnavailable(
+                f"no index at {layout.base}; run `knowhow index` to build it"
+            )
+        return cls(path)
+
+    def searcher(self) -> tantivy.Searcher:
+        return self._searcher
+
+    def reload(self) -> None:
+        self.index.reload()
+        self._searcher = self.index.searcher()
+
+
+class Manifest:
+    """What the index holds, per session: a signature of the files it was built from.
+
+    Committed after the Tantivy commit: after a crash in between, the next sync simply
+    re-indexes those sessions (re-indexing is idempotent).
+    """
+
+    def __init__(self, generation: Path) -> None:
+        self.conn = sqlite3.connect(generation / MANIFEST_FILE)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, signature TEXT)"
+        )
+
+    def signatures(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT session_id, signature FROM sessions").fetchall())
+
+    def apply(self, upserts: dict[str, str], deletes: Iterable[str]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO sessions VALUES (?, ?)", list(upserts.items())
+            )
+            self.conn.executemany(
+                "DELETE FROM sessions WHERE session_id = ?", [(s,) for s in deletes]
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class IndexWriter:
+    """The one writer of a generation. Not thread-safe: call it from one thread."""
+
+    def __init__(self, path: Path, *, threads: int = 0) -> None:
+        _check_meta(path)
+        self.path = path
+        self.schema = build_schema()
+        self.index = tantivy.Index.open(str(path))
+        try:
+            self.writer = self.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
+        except ValueError as exc:
+            raise IndexUnavailable(
+                f"another process is writing the index at {path}; it indexes for everyone"
+            ) from exc
+        self.manifest = Manifest(path)
+        self._pending_upserts: dict[str, str] = {}
+        self._pending_deletes: set[str] = set()
+
+    def replace_session(
+        self, session_id: str, documents: list[dict[str, Any]], signature: str
+    ) -> None:
+        """Delete everything of the session, then add its documents (one commit later)."""
+        self.writer.delete_documents_by_term("session_id", session_id)
+        for doc in documents:
+            self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
+        self._pending_upserts[session_id] = signature
+        self._pending_deletes.discard(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        self.writer.delete_documents_by_term("session_id", session_id)
+        self._pending_deletes.add(session_id)
+        self._pending_upserts.pop(session_id, None)
+
+    def delete_step(self, step_id: str) -> None:
+        self.writer.delete_documents_by_term("step_id", step_id)
+
+    def commit(self) -> None:
+        self.writer.commit()
+        self.manifest.apply(self._pending_upserts, self._pending_deletes)
+        self._pending_upserts.clear()
+        self._pending_deletes.clear()
+
+    def close(self, *, merge: bool = False) -> None:
+        """Release the writer lock (optionally waiting for segment merges first)."""
+        if merge:
+            self.writer.wait_merging_threads()
+        self.manifest.close()
+        del self.writer

@@ -1,0 +1,135 @@
+"""Keep the index equal to the files: full rebuild, and incremental sync by session.
+
+A session is the unit of (re)indexing: its step documents carry its metadata and resolve
+a11y refs from earlier steps, so when any of its files change the session is re-indexed whole
+(20-80 steps, milliseconds). Unchanged sessions are recognised by a signature of their files'
+names, sizes and modification times, without parsing them.
+"""
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.documents import session_documents
+from engine.errors import StaleIndex
+from engine.index import IndexLayout, IndexWriter, create_generation
+from engine.store import SESSION_FILE, STEPS_DIR, KnowledgeStore, Skip
+
+ProgressFn = Callable[[int, int], None]
+"""Called with (sessions done, sessions total)."""
+
+COMMIT_EVERY_DOCS = 200_000
+
+
+@dataclass
+class SyncReport:
+    sessions_indexed: int = 0
+    sessions_deleted: int = 0
+    sessions_unchanged: int = 0
+    steps_indexed: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "sessionsIndexed": self.sessions_indexed,
+            "sessionsDeleted": self.sessions_deleted,
+            "sessionsUnchanged": self.sessions_unchanged,
+            "steps": self.steps_indexed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def session_signature(store: KnowledgeStore, session_id: str) -> str:
+    """A digest of the session's file names, sizes and mtimes (no parsing)."""
+    digest = hashlib.blake2b(digest_size=16)
+    base = store.root / session_id
+    for directory in (base, base / STEPS_DIR):
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            is_step = directory != base and entry.name.endswith(".json")
+            if (directory == base and entry.name == SESSION_FILE) or is_step:
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:
+                    continue
+                digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return digest.hexdigest()
+
+
+def _index_session(
+    store: KnowledgeStore, writer: IndexWriter, session_id: str, report: SyncReport
+) -> int:
+    signature = session_signature(store, session_id)
+    loaded = store.load_session(session_id)
+    report.skipped.extend(loaded.skipped)
+    docs = session_documents(loaded)
+    writer.replace_session(session_id, docs, signature)
+    report.sessions_indexed += 1
+    report.steps_indexed += len(loaded.steps)
+    return len(docs)
+
+
+def sync(
+    store: KnowledgeStore, writer: IndexWriter, progress: ProgressFn | None = None
+) -> SyncReport:
+    """Bring the index in line with the files: add new, re-index changed, drop deleted sessions."""
+    started = time.perf_counter()
+    report = SyncReport()
+    known = writer.manifest.signatures()
+    on_disk = store.session_ids()
+    pending_docs = 0
+    for done, session_id in enumerate(on_disk, 1):
+        if known.get(session_id) == session_signature(store, session_id):
+            report.sessions_unchanged += 1
+        else:
+            pending_docs += _index_session(store, writer, session_id, report)
+            if pending_docs >= COMMIT_EVERY_DOCS:
+                writer.commit()
+                pending_docs = 0
+        if progress:
+            progress(done, len(on_disk))
+    for session_id in set(known) - set(on_disk):
+        writer.delete_session(session_id)
+        report.sessions_deleted += 1
+    writer.commit()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def rebuild(
+    store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
+) -> SyncReport:
+    """Index everything into a new generation, then make it live atomically."""
+    layout = IndexLayout(base)
+    generation = create_generation(layout)
+    writer = IndexWriter(generation)
+    try:
+        report = sync(store, writer, progress)
+    finally:
+        writer.close(merge=True)
+    layout.publish(generation)
+    return report
+
+
+def ensure_index(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
+    """Sync the live generation, or build one when there is none or its schema is stale."""
+    layout = IndexLayout(base)
+    current = layout.current()
+    if current is None:
+        return rebuild(store, base, progress)
+    try:
+        writer = IndexWriter(current)
+    except StaleIndex:
+        return rebuild(store, base, progress)
+    try:
+        return sync(store, writer, progress)
+    finally:
+        writer.close()

@@ -1,0 +1,89 @@
+"""Validated inputs of the knowledge operations (IMPROVEMENT-01 §5), shared by CLI and MCP.
+
+Limits are exactly the spec's (query 1..200 chars, limit 1..100, n 1..200, sinceHours 1..720,
+sessions limit 1..50); additive: `offset`, and the filters `ok`, `tool`, `after`, `before`.
+Unknown keys are rejected. `validate` turns any violation into one `InvalidInput` naming the field.
+"""
+
+from datetime import datetime
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine.errors import InvalidInput
+from engine.files import validate_session_id
+
+MAX_OFFSET = 10_000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SessionScope(Strict):
+    sessionId: Annotated[str, Field(min_length=4)]
+
+    @field_validator("sessionId")
+    @classmethod
+    def _safe(cls, value: str) -> str:
+        return validate_session_id(value)
+
+
+Scope = Literal["current", "all"] | SessionScope
+
+
+class KnowledgeFilters(Strict):
+    flowTag: Annotated[str, Field(min_length=1)] | None = None
+    tag: Annotated[str, Field(min_length=1)] | None = None
+    screen: Annotated[str, Field(min_length=1)] | None = None
+    sinceHours: Annotated[int, Field(ge=1, le=720, strict=True)] | None = None
+    gitBranch: Annotated[str, Field(min_length=1)] | None = None
+    ok: bool | None = Field(default=None, description="Only successful (true) or failed (false) steps")
+    tool: Annotated[str, Field(min_length=1)] | None = None
+    after: datetime | None = Field(default=None, description="Steps at or after this ISO time")
+    before: datetime | None = Field(default=None, description="Steps before this ISO time")
+
+
+class SearchInput(Strict):
+    query: Annotated[str, Field(min_length=1, max_length=200)]
+    limit: Annotated[int, Field(ge=1, le=100, strict=True)] = 20
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)] = 0
+    scope: Scope = "all"
+    filters: KnowledgeFilters | None = None
+
+
+class LastInput(Strict):
+    n: Annotated[int, Field(ge=1, le=200, strict=True)] = 20
+    scope: Scope = "current"
+    filters: KnowledgeFilters | None = None
+
+
+class SummarizeInput(Strict):
+    sessionId: Annotated[str, Field(min_length=4, description="Deprecated: use scope")] | None = None
+    scope: Scope = "current"
+
+    @field_validator("sessionId")
+    @classmethod
+    def _safe(cls, value: str | None) -> str | None:
+        return None if value is None else validate_session_id(value)
+
+
+class SessionsInput(Strict):
+    limit: Annotated[int, Field(ge=1, le=50, strict=True)] = 10
+    filters: KnowledgeFilters | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: object) -> M:
+    """Validate `data` as `model`, raising `InvalidInput` that names the first bad field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(p) for p in first["loc"] if not str(p).startswith(("function-", "literal["))]
+        field = ".".join(p for p in loc if p not in ("SessionScope", "str")) or "input"
+        raise InvalidInput(field, first["msg"]) from None
+    except InvalidInput:
+        raise

@@ -1,0 +1,38 @@
+"""Step labels derived from the tool and the outcome (IMPROVEMENT-01 §4.2, as the TS recorder does).
+
+discovery: describe_screen, list_testids, accessibility_snapshot, get_state
+navigation: navigate, wait_for_notification
+interaction: click, type, wait_for — plus `confirmation` when the target mentions confirm,
+approve or submit. Any failure adds `error-recovery`. Other tools (launch, screenshot,
+cleanup) get no label.
+"""
+
+from engine.models import StepTarget
+
+DISCOVERY_TOOLS = frozenset({"describe_screen", "list_testids", "accessibility_snapshot", "get_state"})
+NAVIGATION_TOOLS = frozenset({"navigate", "wait_for_notification"})
+INTERACTION_TOOLS = frozenset({"click", "type", "wait_for"})
+_CONFIRM_WORDS = ("confirm", "approve", "submit")
+
+
+def tool_action(tool_name: str) -> str:
+    """`mm_click` -> `click`: the tool without its prefix (the prefix is configurable)."""
+    return tool_name.split("_", 1)[1] if "_" in tool_name else tool_name
+
+
+def derive_labels(tool_name: str, target: StepTarget | None, ok: bool) -> list[str]:
+    action = tool_action(tool_name)
+    labels: list[str] = []
+    if action in DISCOVERY_TOOLS:
+        labels.append("discovery")
+    elif action in NAVIGATION_TOOLS:
+        labels.append("navigation")
+    elif action in INTERACTION_TOOLS:
+        labels.append("interaction")
+        if target is not None:
+            text = target.model_dump_json(exclude_none=True).lower()
+            if any(word in text for word in _CONFIRM_WORDS):
+                labels.append("confirmation")
+    if not ok:
+        labels.append("error-recovery")
+    return labels

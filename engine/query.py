@@ -1,0 +1,125 @@
+"""User text -> a boosted Tantivy query (never query syntax: every clause is built from tokens).
+
+Each query word is a *concept*; its terms are the word's stem, a compound's whole identifier,
+synonyms (weaker), typo corrections for words the index has never seen (weaker still) and
+prefix completions (`auth` -> `authentication`, `coin-overview` -> `coin-overview-send`). Only
+(field, term) pairs that exist in the index become clauses, each boosted by
+`FIELD_BOOSTS[field] * term weight`; filters are MUST clauses, which Tantivy intersects cheaply.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import tantivy
+
+from analyzers import QueryTerm, SynonymTable, analyze_query, edit_distance, max_typo_edits
+from engine.schema import DOC_STEP, FIELD_BOOSTS, SCORED_FIELDS
+
+TYPO_WEIGHT = 0.5
+PREFIX_WEIGHT = 0.4
+MIN_PREFIX_CHARS = 3
+MAX_PREFIX_TERMS = 8
+MAX_TYPO_TERMS = 3
+TYPO_SCAN_LIMIT = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    field: str
+    token: str
+    boost: float
+    concept: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedQuery:
+    """The expanded terms (for evidence) and the (field, term) clauses that exist in the index."""
+
+    terms: tuple[QueryTerm, ...]
+    clauses: tuple[Clause, ...]
+    concepts: tuple[str, ...]
+
+
+def _doc_freqs(searcher: tantivy.Searcher, token: str) -> dict[str, int]:
+    return {f: n for f in SCORED_FIELDS if (n := searcher.doc_freq(f, token)) > 0}
+
+
+def _typo_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm]:
+    """Known tokens within the allowed edit distance of an unknown one (same first letter)."""
+    limit = max_typo_edits(term.token)
+    if limit == 0:
+        return []
+    found: dict[str, tuple[int, int]] = {}
+    for field in SCORED_FIELDS:
+        for candidate, df in searcher.terms_with_prefix(field, term.token[0], None, TYPO_SCAN_LIMIT):
+            if candidate in found or abs(len(candidate) - len(term.token)) > limit:
+                continue
+            distance = edit_distance(term.token, candidate, limit)
+            if distance <= limit:
+                found[candidate] = (distance, df)
+            else:
+                continue
+    best = sorted(found.items(), key=lambda kv: (kv[1][0], -kv[1][1], kv[0]))[:MAX_TYPO_TERMS]
+    return [
+        QueryTerm(tok, TYPO_WEIGHT * term.weight / dist, term.concept, "typo")
+        for tok, (dist, _) in best
+    ]
+
+
+def _prefix_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm]:
+    if len(term.token) < MIN_PREFIX_CHARS:
+        return []
+    counts: dict[str, int] = {}
+    for field in SCORED_FIELDS:
+        for candidate, df in searcher.terms_with_prefix(field, term.token, None, 64):
+            if candidate != term.token:
+                counts[candidate] = counts.get(candidate, 0) + df
+    best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_PREFIX_TERMS]
+    return [QueryTerm(tok, PREFIX_WEIGHT * term.weight, term.concept, "prefix") for tok, _ in best]
+
+
+def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) -> PlannedQuery:
+    base = analyze_query(text, synonyms)
+    terms: dict[str, QueryTerm] = {}
+
+    def add(term: QueryTerm) -> None:
+        known = terms.get(term.token)
+        if known is None or known.weight < term.weight:
+            terms[term.token] = term
+
+    for term in base:
+        add(term)
+    for term in base:
+        if term.kind not in ("exact", "whole"):
+            continue
+        if not _doc_freqs(searcher, term.token):
+            for typo in _typo_terms(searcher, term):
+                add(typo)
+        for prefix in _prefix_terms(searcher, term):
+            add(prefix)
+    clauses = []
+    for term in terms.values():
+        for field in _doc_freqs(searcher, term.token):
+            clauses.append(Clause(field, term.token, FIELD_BOOSTS[field] * term.weight, term.concept))
+    concepts = tuple(dict.fromkeys(t.concept for t in base))
+    return PlannedQuery(tuple(terms.values()), tuple(clauses), concepts)
+
+
+def scored_query(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:
+    if not clauses:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.boolean_query(
+        [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.boost_query(
+                    tantivy.Query.term_query(schema, c.field, c.token, index_option="freq"), c.boost
+                ),
+            )
+            for c in clauses
+        ]
+    )
+
+
+def step_filter(schema: tantivy.Schema) -> tantivy.Query:
+    return tantivy.Query.term_query(schema, "doc_type", DOC_STEP, index_option="basic")

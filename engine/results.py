@@ -1,0 +1,89 @@
+"""Typed results of the knowledge operations (what CLI `--json` and MCP tools return)."""
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Result(BaseModel):
+    """Result models serialise with their camelCase names and without empty optionals."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class StepSummary(Result):
+    """SPEC-03 KnowledgeStepSummary plus ids, outcome and score."""
+
+    stepId: str
+    sessionId: str
+    timestamp: str
+    tool: str
+    screen: str
+    snippet: str
+    ok: bool
+    target: dict[str, str] | None = None
+    labels: list[str] = Field(default_factory=list)
+    matchedFields: list[str] | None = None
+    sessionGoal: str | None = None
+    score: float | None = None
+
+
+class SearchPage(Result):
+    query: str
+    total: int
+    offset: int
+    limit: int
+    hasMore: bool
+    results: list[StepSummary]
+    hint: str | None = None
+
+
+class StepList(Result):
+    total: int
+    steps: list[StepSummary]
+
+
+class SessionSummary(Result):
+    sessionId: str
+    createdAt: str
+    goal: str | None = None
+    flowTags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    git: dict[str, Any] | None = None
+    stepCount: int = 0
+    failedStepCount: int = 0
+    hasMetadata: bool = True
+
+
+class SessionList(Result):
+    total: int
+    sessions: list[SessionSummary]
+
+
+class RecipeAction(Result):
+    stepId: str
+    tool: str
+    screen: str
+    target: str | None = None
+    text: str | None = None
+
+
+class RecipeFailure(Result):
+    stepId: str
+    tool: str
+    screen: str
+    target: str | None = None
+    errorCode: str | None = None
+    errorMessage: str | None = None
+    recoveredBy: RecipeAction | None = None
+
+
+class SessionRecipe(Result):
+    """How a session went: where it went, what worked, what failed and how it recovered."""
+
+    session: SessionSummary
+    screens: list[str]
+    actions: list[RecipeAction]
+    failures: list[RecipeFailure]
+    skipped: list[dict[str, str]] = Field(default_factory=list)

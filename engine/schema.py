@@ -1,0 +1,69 @@
+"""The Tantivy schema and the one boost table.
+
+One index holds two document types (`doc_type`): a document per step, carrying its session's
+searchable metadata so that session and step evidence are scored by one query, and a document
+per session for listing. Scored fields hold tokens produced by `analyzers.analyze`, joined by
+spaces, in fields using Tantivy's built-in `whitespace` tokenizer (Python analyzers cannot run
+inside tantivy-py, and custom tokenizers are not saved with an index). Filter fields are `raw`.
+"""
+
+import tantivy
+
+SCHEMA_VERSION = 3
+"""Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
+
+# Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
+# labels 5, visible 3, a11y 2; flowTags 12, goal 6, tags 4, branch 2). `route` (URL path words),
+# `error` (error code and message) and `text` (typed text) are ours.
+FIELD_BOOSTS: dict[str, float] = {
+    "tool": 10.0,
+    "screen": 8.0,
+    "target": 6.0,
+    "labels": 5.0,
+    "visible": 3.0,
+    "a11y": 2.0,
+    "route": 3.0,
+    "error": 6.0,
+    "flow": 12.0,
+    "goal": 6.0,
+    "tags": 4.0,
+    "branch": 2.0,
+}
+STEP_FIELDS = ("tool", "screen", "target", "labels", "visible", "a11y", "route", "error")
+SESSION_FIELDS = ("flow", "goal", "tags", "branch")
+SCORED_FIELDS = STEP_FIELDS + SESSION_FIELDS
+
+# Exact-match filter fields (raw tokenizer, lowercased values).
+RAW_FIELDS = (
+    "doc_type",
+    "step_id",
+    "session_id",
+    "tool_name",
+    "screen_name",
+    "flow_tag",
+    "tag",
+    "branch_name",
+    "ok",
+)
+# Integer fast fields: times in epoch milliseconds, step order inside a session.
+INT_FIELDS = ("ts", "created", "seq")
+
+DOC_STEP = "step"
+DOC_SESSION = "session"
+
+
+def build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    for name in RAW_FIELDS:
+        builder.add_text_field(
+            name,
+            stored=name in ("step_id", "session_id"),
+            tokenizer_name="raw",
+            index_option="basic",
+        )
+    for name in SCORED_FIELDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="whitespace", index_option="freq")
+    for name in INT_FIELDS:
+        builder.add_integer_field(name, stored=True, indexed=True, fast=True)
+    builder.add_bytes_field("payload", stored=True)
+    return builder.build()

@@ -1,0 +1,324 @@
+"""The knowledge operations: search, last, sessions, summarize — over the index, never a file scan.
+
+Search retrieves candidates with one boosted Tantivy query over step and session fields of
+every session (no session cut, no step cap), then reranks the top window in Python with what
+BM25 cannot express: how many of the query's words a step covers, whether it worked, and how
+recent its session is. Order is deterministic: score, then session createdAt (newest first),
+then stepId.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import tantivy
+
+from analyzers import SynonymTable
+from engine.errors import InvalidInput, NoActiveSession, NotFound
+from engine.evidence import match_evidence, snippet
+from engine.index import IndexLayout, IndexReader
+from engine.inputs import KnowledgeFilters, LastInput, Scope, SearchInput, SessionScope, SessionsInput
+from engine.query import plan_query, scored_query, step_filter
+from engine.results import SearchPage, SessionList, SessionSummary, StepList, StepSummary
+from engine.schema import DOC_SESSION
+
+RERANK_WINDOW = 200
+COVERAGE_WEIGHT = 1.0
+OK_FACTOR = 1.15
+RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    step_id: str
+    session_id: str
+    created: int
+    payload: dict[str, Any]
+    score: float
+    matched_fields: list[str]
+
+
+def _term(schema: tantivy.Schema, field: str, value: str) -> tantivy.Query:
+    return tantivy.Query.term_query(schema, field, value, index_option="basic")
+
+
+def _range(schema: tantivy.Schema, field: str, lower: int | None, upper: int | None) -> tantivy.Query:
+    return tantivy.Query.range_query(
+        schema,
+        field,
+        tantivy.FieldType.Integer,
+        lower_bound=lower if lower is not None else -(2**62),
+        upper_bound=upper if upper is not None else 2**62,
+        include_upper=False,
+    )
+
+
+def _ms(moment: datetime) -> int:
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return int(aware.timestamp() * 1000)
+
+
+class KnowledgeEngine:
+    """Library entry point used by the CLI and the MCP server."""
+
+    def __init__(
+        self,
+        root: Path,
+        index_dir: Path,
+        *,
+        synonyms: SynonymTable | None = None,
+        now: Callable[[], datetime] | None = None,
+        current_session: str | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.layout = IndexLayout(index_dir)
+        self.synonyms = synonyms or SynonymTable()
+        self.now = now or (lambda: datetime.now(UTC))
+        self.current_session = current_session
+        self._reader: IndexReader | None = None
+
+    # -- index access ----------------------------------------------------------------------
+    @property
+    def reader(self) -> IndexReader:
+        """The reader of the live generation, reopened when a rebuild swapped it."""
+        current = self.layout.current()
+        if self._reader is None or (current is not None and current != self._reader.path):
+            self._reader = IndexReader.open(self.layout)
+        return self._reader
+
+    def refresh(self) -> None:
+        """See commits made since the last call (by this or another process)."""
+        self.reader.reload()
+
+    # -- filters ---------------------------------------------------------------------------
+    def _scope_session(self, scope: Scope) -> str | None:
+        if isinstance(scope, SessionScope):
+            return scope.sessionId
+        if scope == "current":
+            if not self.current_session:
+                raise NoActiveSession(
+                    "scope 'current' needs an active session; start one, or use scope 'all' "
+                    "or {'sessionId': …}"
+                )
+            return self.current_session
+        return None
+
+    def _filter_clauses(
+        self, scope: Scope, filters: KnowledgeFilters | None, *, steps: bool
+    ) -> list[tantivy.Query]:
+        schema = self.reader.schema
+        clauses = [step_filter(schema) if steps else _term(schema, "doc_type", DOC_SESSION)]
+        session_id = self._scope_session(scope)
+        if session_id:
+            clauses.append(_term(schema, "session_id", session_id))
+        if filters is None:
+            return clauses
+        if filters.flowTag:
+            clauses.append(_term(schema, "flow_tag", filters.flowTag.lower()))
+        if filters.tag:
+            clauses.append(_term(schema, "tag", filters.tag.lower()))
+        if filters.gitBranch:
+            clauses.append(_term(schema, "branch_name", filters.gitBranch.lower()))
+        if filters.sinceHours:
+            since = self.now() - timedelta(hours=filters.sinceHours)
+            clauses.append(_range(schema, "created", _ms(since), None))
+        if steps:
+            if filters.screen:
+                clauses.append(_term(schema, "screen_name", filters.screen.lower()))
+            if filters.ok is not None:
+                clauses.append(_term(schema, "ok", "true" if filters.ok else "false"))
+            if filters.tool:
+                clauses.append(_term(schema, "tool_name", filters.tool.lower()))
+            if filters.after or filters.before:
+                clauses.append(
+                    _range(
+                        schema,
+                        "ts",
+                        _ms(filters.after) if filters.after else None,
+                        _ms(filters.before) if filters.before else None,
+                    )
+                )
+        elif filters.after or filters.before:
+            clauses.append(
+                _range(
+                    schema,
+                    "created",
+                    _ms(filters.after) if filters.after else None,
+                    _ms(filters.before) if filters.before else None,
+                )
+            )
+        return clauses
+
+    # -- search ----------------------------------------------------------------------------
+    def search(self, request: SearchInput) -> SearchPage:
+        reader = self.reader
+        searcher = reader.searcher()
+        plan = plan_query(searcher, request.query, self.synonyms)
+        must = self._filter_clauses(request.scope, request.filters, steps=True)
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, q) for q in must]
+            + [(tantivy.Occur.Must, scored_query(reader.schema, plan.clauses))]
+        )
+        window = max(RERANK_WINDOW, request.offset + request.limit)
+        found = searcher.search(query, limit=window, count=True)
+        tokens = frozenset(t.token for t in plan.terms)
+        concept_tokens = {c: {t.token for t in plan.terms if t.concept == c} for c in plan.concepts}
+        now_ms = _ms(self.now())
+        candidates = []
+        for score, address in found.hits:
+            doc = searcher.doc(address)
+            payload = orjson.loads(doc["payload"][0])
+            fields, matched = match_evidence(payload, tokens)
+            covered = sum(1 for toks in concept_tokens.values() if toks & matched)
+            coverage = covered / len(concept_tokens) if concept_tokens else 0.0
+            created = int(doc["created"][0])
+            final = score * (1 + COVERAGE_WEIGHT * coverage)
+            final *= OK_FACTOR if payload.get("ok") else 1.0
+            final *= _recency_factor(now_ms - created)
+            candidates.append(
+                Candidate(doc["step_id"][0], doc["session_id"][0], created, payload, final, fields)
+            )
+        candidates.sort(key=lambda c: (-round(c.score, 9), -c.created, c.step_id))
+        page = candidates[request.offset : request.offset + request.limit]
+        results = [_summary(c) for c in page]
+        total = found.count
+        hint = None
+        if total == 0:
+            hint = self._empty_hint(request.query)
+        return SearchPage(
+            query=request.query,
+            total=total,
+            offset=request.offset,
+            limit=request.limit,
+            hasMore=request.offset + len(results) < total,
+            results=results,
+            hint=hint,
+        )
+
+    def _empty_hint(self, query: str) -> str:
+        flows, screens = self.vocabulary()
+        return (
+            f"No steps match {query!r} with these filters. Known flowTags: "
+            f"{', '.join(flows) or 'none'}; known screens: {', '.join(screens) or 'none'}."
+        )
+
+    def vocabulary(self) -> tuple[list[str], list[str]]:
+        """FlowTags and screens that exist in the index (for helpful empty results)."""
+        searcher = self.reader.searcher()
+        flows = [t for t, _ in searcher.terms_with_prefix("flow_tag", "", None, 50)]
+        screens = [t for t, _ in searcher.terms_with_prefix("screen_name", "", None, 50)]
+        return sorted(flows), sorted(s for s in screens if s != "unknown")
+
+    # -- last ------------------------------------------------------------------------------
+    def last(self, request: LastInput) -> StepList:
+        """The newest `n` steps of the scope, returned oldest first (like `tail`)."""
+        reader = self.reader
+        searcher = reader.searcher()
+        must = self._filter_clauses(request.scope, request.filters, steps=True)
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in must])
+        found = searcher.search(query, limit=request.n, count=True, order_by_field="ts")
+        steps = []
+        for _, address in found.hits:
+            doc = searcher.doc(address)
+            payload = orjson.loads(doc["payload"][0])
+            steps.append(
+                Candidate(doc["step_id"][0], doc["session_id"][0], int(doc["ts"][0]), payload, 0.0, [])
+            )
+        steps.sort(key=lambda c: (c.created, c.step_id))
+        return StepList(total=found.count, steps=[_summary(c, with_score=False) for c in steps])
+
+    # -- sessions --------------------------------------------------------------------------
+    def sessions(self, request: SessionsInput) -> SessionList:
+        """Newest sessions first, with metadata and step counts."""
+        searcher = self.reader.searcher()
+        must = self._filter_clauses("all", request.filters, steps=False)
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in must])
+        found = searcher.search(query, limit=request.limit, count=True, order_by_field="created")
+        sessions = [self._session_summary(searcher, address) for _, address in found.hits]
+        sessions.sort(key=lambda s: (-_ms_or_zero(s.createdAt), s.sessionId))
+        return SessionList(total=found.count, sessions=sessions)
+
+    def session(self, session_id: str) -> SessionSummary:
+        searcher = self.reader.searcher()
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, _term(self.reader.schema, "doc_type", DOC_SESSION)),
+                (tantivy.Occur.Must, _term(self.reader.schema, "session_id", session_id)),
+            ]
+        )
+        found = searcher.search(query, limit=1)
+        if not found.hits:
+            raise NotFound(
+                f"no session {session_id!r} in the index; list sessions with mm_knowledge_sessions"
+            )
+        return self._session_summary(searcher, found.hits[0][1])
+
+    def _session_summary(self, searcher: tantivy.Searcher, address: Any) -> SessionSummary:
+        doc = searcher.doc(address)
+        meta = orjson.loads(doc["payload"][0])
+        schema = self.reader.schema
+        session_steps = [
+            (tantivy.Occur.Must, _term(schema, "session_id", meta["sessionId"])),
+            (tantivy.Occur.Must, step_filter(schema)),
+        ]
+        steps = searcher.search(tantivy.Query.boolean_query(session_steps), limit=0, count=True)
+        failed = searcher.search(
+            tantivy.Query.boolean_query(
+                [*session_steps, (tantivy.Occur.Must, _term(schema, "ok", "false"))]
+            ),
+            limit=0,
+            count=True,
+        )
+        git = meta.get("git")
+        return SessionSummary(
+            sessionId=meta["sessionId"],
+            createdAt=meta.get("createdAt", ""),
+            goal=meta.get("goal"),
+            flowTags=meta.get("flowTags", []),
+            tags=meta.get("tags", []),
+            git=git,
+            stepCount=steps.count,
+            failedStepCount=failed.count,
+            hasMetadata=meta.get("hasMetadata", True),
+        )
+
+    def newest_session(self) -> str | None:
+        found = self.sessions(SessionsInput(limit=1))
+        return found.sessions[0].sessionId if found.sessions else None
+
+
+def _ms_or_zero(value: str) -> int:
+    from engine.models import epoch_ms
+
+    return epoch_ms(value)
+
+
+def _recency_factor(age_ms: int) -> float:
+    for limit, factor in RECENCY_FACTORS:
+        if 0 <= age_ms < limit.total_seconds() * 1000:
+            return factor
+    return 1.0
+
+
+def _summary(candidate: Candidate, *, with_score: bool = True) -> StepSummary:
+    payload = candidate.payload
+    return StepSummary(
+        stepId=candidate.step_id,
+        sessionId=candidate.session_id,
+        timestamp=payload.get("timestamp", ""),
+        tool=payload.get("tool", ""),
+        screen=payload.get("screen") or "unknown",
+        snippet=snippet(payload, candidate.matched_fields),
+        ok=bool(payload.get("ok")),
+        target=payload.get("target"),
+        labels=payload.get("labels") or [],
+        matchedFields=candidate.matched_fields or None,
+        sessionGoal=payload.get("goal"),
+        score=round(candidate.score, 4) if with_score else None,
+    )
+
+
+__all__ = ["InvalidInput", "KnowledgeEngine"]

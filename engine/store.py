@@ -1,0 +1,209 @@
+"""The knowledge root on disk: `<sessionId>/session.json` and `<sessionId>/steps/*.json`.
+
+The files are the source of truth. Reading never fails on one bad file: a corrupt, empty or
+half-written JSON file is reported as a `Skip` (path + reason) and the rest loads.
+"""
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from pydantic import ValidationError
+
+from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
+from engine.labels import derive_labels
+from engine.models import SessionMetadata, StepRecord, now_iso, parse_time
+
+SESSION_FILE = "session.json"
+STEPS_DIR = "steps"
+_SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A file that could not be read, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileSig:
+    """What identifies one version of a file: modification time and size."""
+
+    mtime_ns: int
+    size: int
+
+    def encode(self) -> str:
+        return f"{self.mtime_ns}:{self.size}"
+
+
+@dataclass(slots=True)
+class LoadedStep:
+    step_id: str
+    record: StepRecord
+    sig: FileSig
+
+
+@dataclass(slots=True)
+class LoadedSession:
+    """One session as read from disk: metadata (real or synthesized) and its readable steps."""
+
+    session_id: str
+    metadata: SessionMetadata
+    has_metadata_file: bool
+    meta_sig: FileSig | None
+    steps: list[LoadedStep] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+
+
+def step_id_for(session_id: str, file_name: str) -> str:
+    """`<sessionId>/<file stem>`, the stable id of a step."""
+    return f"{session_id}/{file_name.removesuffix('.json')}"
+
+
+def _sig(path: Path) -> FileSig:
+    st = path.stat()
+    return FileSig(st.st_mtime_ns, st.st_size)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        return f"invalid record: {where}: {first['msg']}"
+    if isinstance(exc, orjson.JSONDecodeError):
+        return f"invalid JSON: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class KnowledgeStore:
+    """Reads and writes one knowledge root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    # -- reading ---------------------------------------------------------------------------
+    def session_ids(self) -> list[str]:
+        """Session folders (any valid session id, not only `mm-…`), sorted."""
+        try:
+            entries = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return []
+        ids = []
+        for entry in entries:
+            if entry.is_dir() and not entry.name.startswith("."):
+                try:
+                    ids.append(validate_session_id(entry.name))
+                except Exception:
+                    continue
+        return sorted(ids)
+
+    def step_files(self, session_id: str) -> list[Path]:
+        directory = session_dir(self.root, session_id) / STEPS_DIR
+        try:
+            names = [
+                e.name
+                for e in os.scandir(directory)
+                if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+            ]
+        except FileNotFoundError:
+            return []
+        return [directory / n for n in sorted(names)]
+
+    def read_metadata(self, session_id: str) -> tuple[SessionMetadata | None, Skip | None]:
+        path = session_dir(self.root, session_id) / SESSION_FILE
+        try:
+            data = orjson.loads(path.read_bytes())
+            meta = SessionMetadata.model_validate(data)
+        except FileNotFoundError:
+            return None, None
+        except (OSError, ValueError, ValidationError) as exc:
+            return None, Skip(str(path), _reason(exc))
+        return meta, None
+
+    def read_step(self, path: Path) -> StepRecord:
+        """One step file; raises OSError, ValueError or ValidationError when unreadable."""
+        return StepRecord.model_validate(orjson.loads(path.read_bytes()))
+
+    def load_session(self, session_id: str) -> LoadedSession:
+        """Read a whole session; corrupt files are skipped and reported, never raised."""
+        meta, meta_skip = self.read_metadata(session_id)
+        meta_path = session_dir(self.root, session_id) / SESSION_FILE
+        loaded = LoadedSession(
+            session_id=session_id,
+            metadata=meta or SessionMetadata(sessionId=session_id, createdAt=""),
+            has_metadata_file=meta is not None,
+            meta_sig=_sig(meta_path) if meta is not None else None,
+        )
+        if meta_skip:
+            loaded.skipped.append(meta_skip)
+        for path in self.step_files(session_id):
+            try:
+                sig = _sig(path)
+                record = self.read_step(path)
+            except FileNotFoundError:
+                continue  # deleted while we were reading
+            except (OSError, ValueError, ValidationError) as exc:
+                loaded.skipped.append(Skip(str(path), _reason(exc)))
+                continue
+            loaded.steps.append(LoadedStep(step_id_for(session_id, path.name), record, sig))
+        if meta is None:
+            loaded.metadata = SessionMetadata(
+                sessionId=session_id, createdAt=_first_timestamp(loaded.steps)
+            )
+        return loaded
+
+    def iter_sessions(self) -> Iterator[LoadedSession]:
+        for session_id in self.session_ids():
+            yield self.load_session(session_id)
+
+    # -- writing ---------------------------------------------------------------------------
+    def write_session(self, metadata: SessionMetadata) -> Path:
+        """Write `session.json` atomically (creating the session folder)."""
+        path = session_dir(self.root, metadata.sessionId) / SESSION_FILE
+        atomic_write(path, _dump(metadata))
+        return path
+
+    def record_step(self, record: StepRecord) -> str:
+        """Write a step as the session's next `<NNNN>-<tool>.json`; returns its step id.
+
+        Labels are derived from the tool and outcome when the record has none. The file is
+        created atomically and never overwrites another step, even with concurrent writers.
+        """
+        session_id = validate_session_id(record.sessionId)
+        if record.labels is None:
+            record = record.model_copy(
+                update={"labels": derive_labels(record.tool.name, record.tool.target, record.outcome.ok)}
+            )
+        directory = session_dir(self.root, session_id) / STEPS_DIR
+        tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
+        data = _dump(record)
+        number = _next_number(self.step_files(session_id))
+        while True:
+            name = f"{number:04d}-{tool}.json"
+            if atomic_create(directory / name, data):
+                return step_id_for(session_id, name)
+            number += 1
+
+
+def _dump(model: SessionMetadata | StepRecord) -> bytes:
+    return orjson.dumps(model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2)
+
+
+def _next_number(files: list[Path]) -> int:
+    highest = 0
+    for path in files:
+        head = path.name.split("-", 1)[0]
+        if head.isdigit():
+            highest = max(highest, int(head))
+    return max(highest, len(files)) + 1
+
+
+def _first_timestamp(steps: list[LoadedStep]) -> str:
+    """createdAt of a session without metadata: its earliest readable step time (or now)."""
+    times = [s.record.timestamp for s in steps if parse_time(s.record.timestamp)]
+    return min(times, key=lambda t: parse_time(t) or 0) if times else now_iso()

@@ -1,0 +1,246 @@
+"""Quality benchmark: knowhow vs the three baselines on the fixed evaluation corpus.
+
+    .venv/bin/python scripts/bench_quality.py [--steps 5000] [--seed 7] [--work bench-data]
+        [--k 100] [--queries EXTRA.jsonl ...] [--no-write]
+
+Why it exists: "is search better?" must be answered with the same corpus, queries and scorer every
+time. It generates the fixed corpus (gen_corpus.py), derives graded qrels (make_qrels.py), runs
+seed_substring / seed_spec03 / fts5_bm25 and knowhow (`reindex` then `batch-search`), and scores
+every run twice: with the eval's score.py, and with the pure-Python measures below, so the numbers
+never depend on ir-measures being installed; the two must agree within 0.001. Results go to stdout,
+to WORK/quality.json and to the bench-quality section of docs/BENCHMARKS.md.
+Targets: overall nDCG@10 >= best baseline + 0.15, and on every query kind >= the best baseline.
+"""
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from bench_common import (
+    ensure_corpus,
+    err,
+    eval_dir,
+    fmt,
+    knowhow_cmd,
+    last_json,
+    load_queries,
+    machine,
+    machine_md,
+    md_table,
+    mean,
+    out,
+    read_qrels,
+    read_run,
+    run,
+    write_json,
+    write_section,
+)
+
+BASELINES = ["seed_substring", "seed_spec03", "fts5_bm25"]
+MEASURES = ["nDCG@10", "MRR@10", "R@20"]
+OVERALL_MARGIN = 0.15
+TOLERANCE = 0.001
+
+
+def per_query(qrels: dict[str, dict[str, int]], ranked: dict[str, list[str]]) -> dict:
+    """nDCG@10 (gain = grade, log2 discount, ideal from qrels), MRR@10, R@20 for every judged query.
+
+    trec_eval conventions, as score.py: a query the run does not answer scores 0; grade >= 1 is
+    relevant for MRR and recall.
+    """
+    res: dict[str, dict[str, float]] = {}
+    for qid, rels in qrels.items():
+        gains = [rels.get(d, 0) for d in ranked.get(qid, [])]
+        dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:10]) if g > 0)
+        ideal = sorted((g for g in rels.values() if g > 0), reverse=True)[:10]
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+        n_rel = sum(1 for g in rels.values() if g > 0)
+        rr = next((1.0 / (i + 1) for i, g in enumerate(gains[:10]) if g >= 1), 0.0)
+        res[qid] = {
+            "nDCG@10": dcg / idcg if idcg else 0.0,
+            "MRR@10": rr,
+            "R@20": sum(1 for g in gains[:20] if g >= 1) / n_rel if n_rel else 0.0,
+        }
+    return res
+
+
+def summarize(pq: dict[str, dict[str, float]], kinds: dict[str, str]) -> dict:
+    kind_list = sorted({kinds[q] for q in pq if q in kinds})
+    return {
+        "overall": {m: mean([v[m] for v in pq.values()]) for m in MEASURES},
+        "kinds": {
+            k: {m: mean([v[m] for q, v in pq.items() if kinds.get(q) == k]) for m in MEASURES}
+            for k in kind_list
+        },
+        "per_query_ndcg10": {q: round(v["nDCG@10"], 6) for q, v in sorted(pq.items())},
+    }
+
+
+def parse_score_md(text: str) -> dict[str, dict[str, float]]:
+    """score.py --markdown prints tables (overall, then per kind): run -> column -> value."""
+    parsed: dict[str, dict[str, float]] = {}
+    header: list[str] | None = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not set("".join(cells)) <= {"-"}:
+            row = parsed.setdefault(cells[0], {})
+            row.update({h: float(c) for h, c in zip(header[1:], cells[1:], strict=False)})
+    return parsed
+
+
+def cross_check(name: str, mine: dict, theirs: dict[str, float]) -> list[str]:
+    flat = dict(mine["overall"]) | {k: v["nDCG@10"] for k, v in mine["kinds"].items()}
+    bad = [
+        f"{name} {col}: mine {flat[col]:.4f} vs score.py {val:.3f}"
+        for col, val in theirs.items()
+        if col in flat and abs(flat[col] - val) > TOLERANCE
+    ]
+    for b in bad:
+        err(f"WARNING: scores differ by > {TOLERANCE}: {b}")
+    return bad
+
+
+def targets(scores: dict[str, dict]) -> dict:
+    """knowhow minus the best baseline, overall (+0.15 needed) and per kind (>= 0 needed)."""
+    base = [scores[b] for b in BASELINES if b in scores]
+    kh = scores.get("knowhow")
+    if kh is None or not base:
+        return {}
+    best = max(b["overall"]["nDCG@10"] for b in base)
+    kinds = {k: max(b["kinds"][k]["nDCG@10"] for b in base) for k in kh["kinds"]}
+    deltas = {k: kh["kinds"][k]["nDCG@10"] - v for k, v in kinds.items()}
+    delta = kh["overall"]["nDCG@10"] - best
+    return {
+        "best_baseline_overall": best,
+        "delta_overall": delta,
+        "overall_pass": delta >= OVERALL_MARGIN - 1e-9,
+        "delta_kinds": deltas,
+        "kinds_failing": [k for k, d in deltas.items() if d < -1e-9],
+    }
+
+
+def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str]) -> str:
+    names = [n for n in [*BASELINES, "knowhow"] if n in scores]
+    kinds = sorted({k for n in names for k in scores[n]["kinds"]})
+    rows = [[n] + [fmt(scores[n]["overall"][m]) for m in MEASURES] for n in names]
+    md = f"**{qset}** — overall\n\n" + md_table(["run", *MEASURES], rows)
+    rows = [[n] + [fmt(scores[n]["kinds"][k]["nDCG@10"]) for k in kinds] for n in names]
+    md += "\nnDCG@10 per query kind\n\n" + md_table(["run", *kinds], rows)
+    if tgt:
+        per_kind = ", ".join(f"{k} {d:+.3f}" for k, d in tgt["delta_kinds"].items())
+        md += f"\nknowhow − best baseline: overall {tgt['delta_overall']:+.3f}; {per_kind}\n\n"
+        ok = "PASS" if tgt["overall_pass"] else "FAIL"
+        md += f"- target overall nDCG@10 >= best baseline + {OVERALL_MARGIN}: **{ok}**\n"
+        fails = ", ".join(tgt["kinds_failing"]) or "none"
+        ok = "FAIL" if tgt["kinds_failing"] else "PASS"
+        md += f"- target every kind >= best baseline on that kind: **{ok}** (below: {fails})\n"
+    else:
+        md += "\nknowhow: no run (see the log under WORK/logs); targets not evaluated\n"
+    md += f"- score.py cross-check (±{TOLERANCE}): "
+    md += ("; ".join(mismatches) if mismatches else "agrees") + "\n"
+    return md
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--steps", type=int, default=5000)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", type=Path, default=Path("bench-data"))
+    ap.add_argument("--k", type=int, default=100)
+    ap.add_argument("--queries", type=Path, action="append", help="extra query sets (JSONL)")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    ev, work, mach = eval_dir(), args.work.resolve(), machine()
+    root = ensure_corpus(work, args.steps, args.seed)
+    truth = root.parents[1] / "truth.jsonl"
+    tag = f"{args.steps}-s{args.seed}"
+    logs = work / "logs"
+    index = work / f"index-quality-{tag}"
+
+    err("knowhow reindex")
+    kh = knowhow_cmd()
+    p = run([*kh, "reindex", "--root", str(root), "--index", str(index), "--json"], logs / "kh.log")
+    kh_ok = p.ok
+    result: dict = {"machine": mach, "steps": args.steps, "seed": args.seed, "k": args.k}
+    result["knowhow_reindex"] = {"ok": p.ok, "wall_s": p.wall_s, "json": last_json(p.stdout)}
+
+    sections, all_pass = [], kh_ok
+    for qfile in [ev / "queries_public.jsonl", *(args.queries or [])]:
+        qfile = qfile.resolve()
+        qset = qfile.stem
+        kinds = {str(q["qid"]): str(q["kind"]) for q in load_queries(qfile)}
+        qrels_path = work / f"qrels-{qset}-{tag}.txt"
+        cmd = [sys.executable, str(ev / "make_qrels.py"), "--truth", str(truth)]
+        p = run([*cmd, "--queries", str(qfile), "--out", str(qrels_path)], logs / "qrels.log")
+        if not p.ok:
+            raise SystemExit(f"make_qrels.py failed on {qfile}")
+        qrels = read_qrels(qrels_path)
+        rundir = work / "runs" / f"{qset}-{tag}"
+        rundir.mkdir(parents=True, exist_ok=True)
+        runs: dict[str, Path] = {}
+        for b in BASELINES:
+            err(f"[{qset}] baseline {b}")
+            cmd = [sys.executable, str(ev / "baselines" / f"{b}.py"), "--root", str(root)]
+            cmd += ["--queries", str(qfile), "--run", str(rundir / f"{b}.run"), "--k", str(args.k)]
+            cmd += ["--disk-queries", "0"] if b != "fts5_bm25" else []
+            if run(cmd, logs / f"{b}-{qset}.log").ok:
+                runs[b] = rundir / f"{b}.run"
+        if kh_ok:
+            err(f"[{qset}] knowhow batch-search")
+            cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
+            cmd += ["--queries", str(qfile), "--run", str(rundir / "knowhow.run")]
+            p = run([*cmd, "--k", str(args.k)], logs / f"knowhow-{qset}.log")
+            if p.ok:
+                runs["knowhow"] = rundir / "knowhow.run"
+            result.setdefault("knowhow_latency", {})[qset] = last_json(p.stdout)
+        scores = {n: summarize(per_query(qrels, read_run(path)), kinds) for n, path in runs.items()}
+        cmd = [sys.executable, str(ev / "score.py"), "--qrels", str(qrels_path)]
+        cmd += ["--queries", str(qfile), "--markdown"]
+        cmd += [x for path in runs.values() for x in ("--run", str(path))]
+        p = run(cmd, logs / f"score-{qset}.log")
+        score_py = parse_score_md(p.stdout) if p.ok else {}
+        mismatches = [
+            x for n in scores if n in score_py for x in cross_check(n, scores[n], score_py[n])
+        ]
+        if not score_py:
+            mismatches.append("score.py did not run")
+        tgt = targets(scores)
+        all_pass &= bool(tgt) and tgt["overall_pass"] and not tgt["kinds_failing"]
+        n_q = len(qrels)
+        md = report(f"{qset} ({n_q} judged queries)", scores, tgt, mismatches)
+        sections.append(md)
+        out(md)
+        result.setdefault("query_sets", {})[qset] = {
+            "queries": str(qfile),
+            "qrels": str(qrels_path),
+            "scores": scores,
+            "score_py": score_py,
+            "mismatches": mismatches,
+            "targets": tgt,
+        }
+
+    write_json(work / "quality.json", result)
+    if not args.no_write:
+        ms = result["knowhow_reindex"]
+        index_line = f"knowhow reindex: {ms['wall_s']:.1f} s wall" if kh_ok else "knowhow: failed"
+        body = (
+            f"## Quality — nDCG@10 vs the baselines ({args.steps:,} steps, seed {args.seed})\n\n"
+            + machine_md(mach)
+            + f"- corpus: `gen_corpus.py --steps {args.steps} --seed {args.seed}`; "
+            + f"k={args.k}; {index_line}\n"
+            + "- measures: pure-Python nDCG@10 (gain = grade), MRR@10, R@20 over every judged "
+            + "query, cross-checked against `score.py`\n\n"
+            + "\n".join(sections)
+        )
+        write_section("bench-quality", body)
+    return 0 if all_pass else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Speed benchmark: build rate, search latency, peak memory and index size at 10k / 100k / 1M steps.
+
+    .venv/bin/python scripts/bench_speed.py [--sizes 10000,100000,1000000] [--queries 200]
+        [--work bench-data] [--baselines-max-size 100000] [--repeats 3] [--no-write]
+
+Why it exists: the speed targets (search p50 <= 5 ms and p99 <= 30 ms at 100k steps, p50 <= 25 ms
+at 1M, build >= 5,000 steps/s, a searching process <= 300 MB RSS at 1M) have to be checked the same
+way each time, next to the baselines measured in the same run on the same machine — absolute
+numbers on a shared, noisy machine mean little, ratios measured side by side mean more.
+For each size it generates the corpus (gen_corpus.py, seed 7), times `knowhow reindex --json` from
+scratch, runs `knowhow batch-search` --repeats times under /usr/bin/time -v (peak RSS) and takes
+the median of each percentile, and runs seed_spec03 / fts5_bm25 (their own load + per-query
+latency) up to --baselines-max-size: the SPEC-03 scan is far too slow at 1M.
+Results go to stdout, WORK/speed.json and the bench-speed section of docs/BENCHMARKS.md.
+"""
+
+import argparse
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from bench_common import (
+    Proc,
+    du_bytes,
+    ensure_corpus,
+    err,
+    eval_dir,
+    fmt,
+    knowhow_cmd,
+    last_json,
+    load_queries,
+    machine,
+    machine_md,
+    md_table,
+    median,
+    out,
+    run,
+    write_json,
+    write_section,
+)
+
+SEED = 7
+MB = 1024 * 1024
+# common.latency_line() and the baselines' load/build lines, e.g.
+#   "fts5_bm25 per query: n=44 p50=12.62 ms p95=35.97 ms mean=14.76 ms max=38.79 ms"
+_LAT = re.compile(r"^(.*): n=(\d+) p50=([\d.]+) ms p95=([\d.]+) ms mean=[\d.]+ ms max=([\d.]+) ms")
+_LOAD = re.compile(r"(?:load \(all files, memory mode\)|index build \(read\S+\)) (\d+) ms")
+
+
+def make_queries(work: Path, n: int) -> Path:
+    """The public queries cycled to n, each with a unique qid (run files are keyed by qid)."""
+    public = load_queries(eval_dir() / "queries_public.jsonl")
+    path = work / f"queries-speed-{n}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            q = public[i % len(public)]
+            f.write(json.dumps({**q, "qid": f"S{i:04d}-{q['qid']}"}) + "\n")
+    return path
+
+
+def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int) -> dict:
+    """Full rebuild into an empty dir (wall and engine seconds), then `repeats` searches."""
+    kh, logs = knowhow_cmd(), work / "logs"
+    index = work / f"index-speed-{size}"
+    shutil.rmtree(index, ignore_errors=True)
+    err(f"[{size}] knowhow reindex")
+    cmd = [*kh, "reindex", "--root", str(root), "--index", str(index), "--json"]
+    p = run(cmd, logs / f"kh-reindex-{size}.log", measure_rss=True)
+    info = last_json(p.stdout) or {}
+    res: dict = {"ok": p.ok, "build_wall_s": p.wall_s, "build_json": info}
+    res["build_rss_mb"] = p.max_rss_kb / 1024 if p.max_rss_kb else None
+    if not p.ok:
+        return res
+    steps, secs = float(info.get("steps", 0) or 0), float(info.get("seconds", 0) or 0)
+    res["steps"] = steps
+    res["build_s"] = secs or p.wall_s
+    res["steps_per_s"] = steps / res["build_s"] if res["build_s"] else None
+    res["steps_per_s_wall"] = steps / p.wall_s if p.wall_s else None
+    res["index_mb"] = du_bytes(index) / MB
+    lat: list[dict] = []
+    rss: list[float] = []
+    for r in range(repeats):
+        err(f"[{size}] knowhow batch-search {r + 1}/{repeats}")
+        cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
+        cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}.run")]
+        p = run(cmd, logs / f"kh-search-{size}-{r}.log", measure_rss=True)
+        stats = last_json(p.stdout)
+        if not p.ok or not stats:
+            res["ok"] = False
+            err(f"  ! no latency JSON on the last stdout line: {p.stdout[-200:]!r}")
+            return res
+        lat.append({k: float(stats[k]) for k in ("p50_ms", "p95_ms", "p99_ms")})
+        if p.max_rss_kb:
+            rss.append(p.max_rss_kb / 1024)
+    res["runs"] = lat
+    for k in ("p50_ms", "p95_ms", "p99_ms"):
+        res[k] = median([x[k] for x in lat])
+    res["search_rss_mb"] = max(rss) if rss else None
+    return res
+
+
+def parse_baseline(p: Proc) -> dict:
+    """Read a baseline's stdout: step count, load/build ms and its latency line(s)."""
+    res: dict = {"ok": p.ok, "wall_s": p.wall_s}
+    res["rss_mb"] = p.max_rss_kb / 1024 if p.max_rss_kb else None
+    if m := re.search(r"(\d+) steps", p.stdout):
+        res["steps"] = int(m.group(1))
+    if m := _LOAD.search(p.stdout):
+        res["load_s"] = int(m.group(1)) / 1000
+    for line in p.stdout.splitlines():
+        if m := _LAT.match(line):
+            mode = "disk" if " disk " in m.group(1) else "memory"
+            res[mode] = {"n": int(m.group(2)), "p50_ms": float(m.group(3))}
+            res[mode] |= {"p95_ms": float(m.group(4)), "max_ms": float(m.group(5))}
+    return res
+
+
+def bench_baselines(root: Path, work: Path, size: int, queries: Path) -> dict:
+    res = {}
+    for b in ("seed_spec03", "fts5_bm25"):
+        err(f"[{size}] baseline {b}")
+        cmd = [sys.executable, str(eval_dir() / "baselines" / f"{b}.py"), "--root", str(root)]
+        cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}-{b}.run")]
+        res[b] = parse_baseline(run(cmd, work / "logs" / f"{b}-speed-{size}.log", True))
+    return res
+
+
+def size_table(size: int, kh: dict, base: dict) -> str:
+    hdr = ["system", "p50 ms", "p95 ms", "p99 ms", "build/load s", "steps/s", "peak RSS MB"]
+    rows = []
+    if kh.get("p50_ms") is not None:
+        build = f"{kh['build_wall_s']:.1f} wall / {kh['build_s']:.1f} engine"
+        rows.append(["knowhow", fmt(kh["p50_ms"], 2), fmt(kh["p95_ms"], 2), fmt(kh["p99_ms"], 2)])
+        rows[-1] += [build, fmt(kh["steps_per_s"], 0), fmt(kh["search_rss_mb"], 0)]
+        rows[-1] += [fmt(kh["index_mb"], 1)]
+    else:
+        rows.append(["knowhow", "failed (see WORK/logs)", "", "", "", "", "", ""])
+    for b, r in base.items():
+        load, n = r.get("load_s"), r.get("steps")
+        sps = n / load if n and load else None
+        for mode, label in (("memory", "in-memory"), ("disk", "disk, as shipped")):
+            if mode not in r:
+                continue
+            lat = r[mode]
+            name = b if b == "fts5_bm25" else f"{b} ({label})"
+            row = [name, fmt(lat["p50_ms"], 2), fmt(lat["p95_ms"], 2), f"(max {lat['max_ms']:.1f})"]
+            if mode == "memory":
+                row += [fmt(load, 1), fmt(sps, 0), fmt(r["rss_mb"], 0), "in memory"]
+            else:
+                row += ["—", "—", "(same process)", "reads files"]
+            rows.append(row)
+    md = f"### {size:,} steps\n\n" + md_table([*hdr, "index MB"], rows)
+    ratios = []
+    for b, r in base.items():
+        for mode in ("memory", "disk"):
+            if mode in r and kh.get("p50_ms"):
+                x = r[mode]["p50_ms"] / kh["p50_ms"]
+                ratios.append(f"{b} ({mode}) {x:.1f}×")
+    if ratios:
+        md += "\nbaseline p50 ÷ knowhow p50, same run and queries (> 1: knowhow faster): "
+        md += "; ".join(ratios) + "\n"
+    return md
+
+
+def targets(results: dict[int, dict]) -> list[list[str]]:
+    """Target rows: (target, size, measured, PASS/FAIL); `not measured` when a size was skipped."""
+    checks = [
+        ("search p50 ≤ 5 ms", 100_000, "p50_ms", 5.0, " ms"),
+        ("search p99 ≤ 30 ms", 100_000, "p99_ms", 30.0, " ms"),
+        ("search p50 ≤ 25 ms", 1_000_000, "p50_ms", 25.0, " ms"),
+        ("peak RSS of a searching process ≤ 300 MB", 1_000_000, "search_rss_mb", 300.0, " MB"),
+    ]
+    rows = []
+    for label, size, key, limit, unit in checks:
+        v = results.get(size, {}).get("knowhow", {}).get(key)
+        verdict = "not measured" if v is None else ("PASS" if v <= limit else "FAIL")
+        rows.append([label, f"{size:,}", "—" if v is None else f"{v:.2f}{unit}", verdict])
+    for size, r in results.items():
+        v = r["knowhow"].get("steps_per_s")
+        verdict = "not measured" if v is None else ("PASS" if v >= 5000 else "FAIL")
+        rows.append(["build ≥ 5,000 steps/s", f"{size:,}", fmt(v, 0), verdict])
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--queries", type=int, default=200, help="public queries cycled to N")
+    ap.add_argument("--work", type=Path, default=Path("bench-data"))
+    ap.add_argument("--baselines-max-size", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=3, help="batch-search runs per size (median)")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    work, mach = args.work.resolve(), machine()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    queries = make_queries(work, args.queries)
+    results: dict[int, dict] = {}
+    for size in sizes:
+        root = ensure_corpus(work, size, SEED, workers=2)
+        kh = bench_knowhow(root, work, size, queries, args.repeats)
+        big = size > args.baselines_max_size
+        base = {} if big else bench_baselines(root, work, size, queries)
+        results[size] = {"knowhow": kh, "baselines": base}
+        out(size_table(size, kh, base))
+    tgt = targets(results)
+    tgt_md = md_table(["target", "size", "knowhow (median)", "PASS/FAIL"], tgt)
+    out(tgt_md)
+    meta = {"machine": mach, "args": vars(args) | {"work": str(work)}, "queries": str(queries)}
+    write_json(work / "speed.json", meta | {"results": results, "targets": tgt})
+    if not args.no_write:
+        body = (
+            "## Speed — build, search latency, memory, index size\n\n"
+            + machine_md(mach)
+            + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
+            + f"queries cycled to {args.queries}, k=100; corpora `gen_corpus.py --seed {SEED}`\n"
+            + f"- knowhow: `reindex` into an empty dir, then `batch-search` {args.repeats}× "
+            + "(loads the index once per run); latencies are the **median over runs** of each "
+            + "run's percentile; peak RSS (`/usr/bin/time -v`) is the highest over runs; "
+            + "steps/s uses the engine-reported build seconds (wall clock shown too)\n"
+            + f"- baselines run only up to {args.baselines_max_size:,} steps: the SPEC-03 scan is "
+            + "far too slow at 1M. They print p50/p95/max, not p99 (the p99 column shows max); "
+            + "their load time includes reading every step file and their RSS the whole corpus\n"
+            + "- **the machine is shared and noisy**: compare ratios measured in the same run, "
+            + "not absolute numbers across runs\n\n"
+            + "\n".join(size_table(s, r["knowhow"], r["baselines"]) for s, r in results.items())
+            + "\n### Targets\n\n"
+            + tgt_md
+        )
+        write_section("bench-speed", body)
+    ok = all(r[3] in ("PASS", "not measured") for r in tgt)
+    return 0 if ok and all(r["knowhow"].get("ok") for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
