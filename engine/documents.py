@@ -7,7 +7,7 @@ latest snapshot before it, so "click confirm button" finds it although no testId
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -76,13 +76,39 @@ class ResolvedTarget:
         return ""
 
 
-def resolve_target(record: StepRecord, refs: dict[str, tuple[str, str]]) -> ResolvedTarget | None:
+@dataclass(slots=True)
+class SessionContext:
+    """What the agent saw before a step: the screen and URL it acted on, the refs of the latest
+    accessibility snapshot, and the visible text of the latest testIds."""
+
+    screen: str | None = None
+    url: str | None = None
+    refs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+
+    def advance(self, record: StepRecord) -> None:
+        """Move past `record`: its observation (taken after the action) is what comes next."""
+        obs = record.observation
+        self.screen = record.screen
+        self.url = obs.state.currentUrl
+        if obs.a11y.nodes:
+            self.refs = {n.ref: (n.role, n.name) for n in obs.a11y.nodes}
+            self.roles = {n.name.lower(): n.role for n in obs.a11y.nodes if n.name}
+        if obs.testIds:
+            self.texts = {t.testId: t.text for t in obs.testIds if t.text}
+
+
+def resolve_target(record: StepRecord, context: SessionContext) -> ResolvedTarget | None:
     target = record.tool.target
     if target is None:
         return None
     role = name = None
-    if target.a11yRef and target.a11yRef in refs:
-        role, name = refs[target.a11yRef]
+    if target.a11yRef and target.a11yRef in context.refs:
+        role, name = context.refs[target.a11yRef]
+    elif target.testId and target.testId in context.texts:
+        name = context.texts[target.testId]
+        role = context.roles.get(name.lower())
     return ResolvedTarget(target.testId, target.selector, target.a11yRef, role, name)
 
 
@@ -112,10 +138,12 @@ def step_document(
     step: LoadedStep,
     seq: int,
     shared: dict[str, Any],
-    target: ResolvedTarget | None,
+    context: SessionContext,
     meta: SessionMetadata,
 ) -> dict[str, Any]:
+    """One step; `context` is the session as the agent saw it just before this step."""
     goal = meta.goal
+    target = resolve_target(step.record, context)
     evidence = session_evidence(meta)
     record = step.record
     obs = record.observation
@@ -124,11 +152,14 @@ def step_document(
     )
     error = record.outcome.error
     screen = record.screen
+    on_screen = context.screen or screen
+    on_url = context.url or obs.state.currentUrl
     nodes = obs.a11y.nodes
     payload = {
         "tool": record.tool.name,
         "screen": screen,
-        "url": obs.state.currentUrl,
+        "onScreen": on_screen,
+        "url": on_url,
         "target": (
             {
                 k: v
@@ -160,19 +191,22 @@ def step_document(
             "doc_type": DOC_STEP,
             "step_id": step.step_id,
             "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
-            "screen_name": screen.lower(),
+            "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "tool": field_text([record.tool.name]),
-            "screen": field_text([screen] if screen != "unknown" else []),
+            "screen": field_text([on_screen] if on_screen != "unknown" else []),
+            "landed": field_text(
+                [screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]
+            ),
             "target": field_text(
                 [target.test_id, target.selector, target.role, target.name] if target else []
             ),
             "labels": field_text(labels),
             "visible": field_text(t.testId for t in obs.testIds),
             "a11y": field_text([*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]),
-            "route": field_text([route_of(obs.state.currentUrl)]),
+            "route": field_text([route_of(on_url)]),
             "error": field_text([error.code, error.message] if error else []),
             "payload": orjson.dumps(payload),
         }
@@ -193,12 +227,8 @@ def session_documents(loaded: LoadedSession) -> list[dict[str, Any]]:
     """The session document and one document per readable step, in file order."""
     shared = session_fields(loaded.metadata)
     docs = [session_document(loaded, shared)]
-    refs: dict[str, tuple[str, str]] = {}
+    context = SessionContext()
     for seq, step in enumerate(loaded.steps):
-        docs.append(
-            step_document(step, seq, shared, resolve_target(step.record, refs), loaded.metadata)
-        )
-        nodes = step.record.observation.a11y.nodes
-        if nodes:
-            refs = {n.ref: (n.role, n.name) for n in nodes}
+        docs.append(step_document(step, seq, shared, context, loaded.metadata))
+        context.advance(step.record)
     return docs

@@ -5,6 +5,7 @@ the step's stored payload with the same analyzer the index used.
 """
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from engine.documents import _tokens, route_of
@@ -16,8 +17,22 @@ def _hits(value: str | None, tokens: frozenset[str]) -> set[str]:
     return set(_tokens(value)) & tokens if value else set()
 
 
-def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> tuple[list[str], set[str]]:
-    """(matchedFields strongest first, matched tokens) for one step payload."""
+@dataclass(slots=True)
+class Evidence:
+    """What of a step matched: `matchedFields` labels, the tokens its error matched and the
+    tokens everything else matched (to tell a query about a failure from one about its target)."""
+
+    fields: list[str]
+    error_tokens: set[str]
+    other_tokens: set[str]
+
+    @property
+    def tokens(self) -> set[str]:
+        return self.error_tokens | self.other_tokens
+
+
+def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> Evidence:
+    """Evidence for one step payload; `fields` strongest first, deduplicated."""
     fields: list[str] = []
     matched: set[str] = set()
 
@@ -31,7 +46,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> tuple[lis
     for tag in payload.get("flowTags") or []:
         check(tag, f"flowTag:{tag}")
     check(payload.get("tool"), f"tool:{payload.get('tool')}")
-    screen = payload.get("screen")
+    screen = payload.get("onScreen") or payload.get("screen")
     if screen and screen != "unknown":
         check(screen, f"screen:{screen}")
     target = payload.get("target") or {}
@@ -47,7 +62,9 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> tuple[lis
         if check(label, f"label:{label}"):
             break
     error = payload.get("error") or {}
-    check(f"{error.get('code') or ''} {error.get('message') or ''}", f"error:{error.get('code')}")
+    error_hits = _hits(f"{error.get('code') or ''} {error.get('message') or ''}", tokens)
+    if error_hits:
+        fields.append(f"error:{error.get('code')}")
     for role, name in payload.get("a11y") or []:
         if check(name, f'a11y:{role}:"{name}"') or check(role, f"a11y:{role}"):
             break
@@ -56,7 +73,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> tuple[lis
     route = route_of(payload.get("url"))
     check(route, f"route:/{route.replace(' ', '/')}")
     check(payload.get("branch"), f"branch:{payload.get('branch')}")
-    return list(dict.fromkeys(fields)), matched
+    return Evidence(list(dict.fromkeys(fields)), error_hits, matched)
 
 
 def describe_target(target: dict[str, Any] | None) -> str | None:

@@ -9,27 +9,39 @@ inside tantivy-py, and custom tokenizers are not saved with an index). Filter fi
 
 import tantivy
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 # Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
-# labels 5, visible 3, a11y 2; flowTags 12, goal 6, tags 4, branch 2). `route` (URL path words),
-# `error` (error code and message) and `text` (typed text) are ours.
+# labels 5, visible 3, a11y 2; flowTags 12, goal 6, tags 4, branch 2). Ours: `route` (words of the
+# URL the action was taken on), `landed` (screen and route after the action: observations are
+# taken after it) and `error` (error code and message). `screen` is the screen acted on.
 FIELD_BOOSTS: dict[str, float] = {
     "tool": 10.0,
     "screen": 8.0,
-    "target": 6.0,
+    "target": 10.0,
     "labels": 5.0,
     "visible": 3.0,
     "a11y": 2.0,
     "route": 3.0,
+    "landed": 2.0,
     "error": 6.0,
     "flow": 12.0,
     "goal": 6.0,
     "tags": 4.0,
     "branch": 2.0,
 }
-STEP_FIELDS = ("tool", "screen", "target", "labels", "visible", "a11y", "route", "error")
+STEP_FIELDS = (
+    "tool",
+    "screen",
+    "target",
+    "labels",
+    "visible",
+    "a11y",
+    "route",
+    "landed",
+    "error",
+)
 SESSION_FIELDS = ("flow", "goal", "tags", "branch")
 SCORED_FIELDS = STEP_FIELDS + SESSION_FIELDS
 

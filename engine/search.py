@@ -27,7 +27,7 @@ from engine.schema import DOC_SESSION
 
 RERANK_WINDOW = 200
 COVERAGE_WEIGHT = 1.0
-OK_FACTOR = 1.15
+OK_FACTOR = 1.4
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
 
 
@@ -171,15 +171,24 @@ class KnowledgeEngine:
         for score, address in found.hits:
             doc = searcher.doc(address)
             payload = orjson.loads(doc["payload"][0])
-            fields, matched = match_evidence(payload, tokens)
-            covered = sum(1 for toks in concept_tokens.values() if toks & matched)
+            evidence = match_evidence(payload, tokens)
+            covered = sum(1 for toks in concept_tokens.values() if toks & evidence.tokens)
             coverage = covered / len(concept_tokens) if concept_tokens else 0.0
             created = int(doc["created"][0])
             final = score * (1 + COVERAGE_WEIGHT * coverage)
-            final *= OK_FACTOR if payload.get("ok") else 1.0
+            # "What worked" wins, unless the query is about this very failure: some query word
+            # is found in its error and nowhere else in the step.
+            about_failure = any(
+                toks & evidence.error_tokens and not toks & evidence.other_tokens
+                for toks in concept_tokens.values()
+            )
+            if payload.get("ok") or about_failure:
+                final *= OK_FACTOR
             final *= _recency_factor(now_ms - created)
             candidates.append(
-                Candidate(doc["step_id"][0], doc["session_id"][0], created, payload, final, fields)
+                Candidate(
+                    doc["step_id"][0], doc["session_id"][0], created, payload, final, evidence.fields
+                )
             )
         candidates.sort(key=lambda c: (-round(c.score, 9), -c.created, c.step_id))
         page = candidates[request.offset : request.offset + request.limit]
