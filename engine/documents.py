@@ -185,7 +185,30 @@ def step_document(
         "branch": evidence["branchRaw"],
         "a11y": [[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
     }
+    fields = {
+        "tool": field_text([record.tool.name]),
+        "screen": field_text([on_screen] if on_screen != "unknown" else []),
+        "landed": field_text([screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]),
+        "target": field_text(
+            [target.test_id, target.selector, target.role, target.name] if target else []
+        ),
+        "labels": field_text(labels),
+        "visible": field_text(t.testId for t in obs.testIds),
+        "a11y": field_text(
+            [*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]
+        ),
+        "route": field_text([route_of(on_url)]),
+        "error": field_text([error.code, error.message] if error else []),
+    }
+    # Tokens the reranker checks query coverage against (everything but visible testIds),
+    # kept with the payload so reranking never re-analyses text at query time.
+    evidence_fields = ("tool", "screen", "target", "labels", "a11y", "route")
+    step_tokens = {t for name in evidence_fields for t in fields[name].split()}
+    step_tokens.update(t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split())
+    payload["tok"] = sorted(step_tokens)
+    payload["etok"] = fields["error"].split()
     doc = dict(shared)
+    doc.update(fields)
     doc.update(
         {
             "doc_type": DOC_STEP,
@@ -195,19 +218,6 @@ def step_document(
             "ok": "true" if record.outcome.ok else "false",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
-            "tool": field_text([record.tool.name]),
-            "screen": field_text([on_screen] if on_screen != "unknown" else []),
-            "landed": field_text(
-                [screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]
-            ),
-            "target": field_text(
-                [target.test_id, target.selector, target.role, target.name] if target else []
-            ),
-            "labels": field_text(labels),
-            "visible": field_text(t.testId for t in obs.testIds),
-            "a11y": field_text([*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]),
-            "route": field_text([route_of(on_url)]),
-            "error": field_text([error.code, error.message] if error else []),
             "payload": orjson.dumps(payload),
         }
     )

@@ -13,8 +13,8 @@ from engine.documents import _tokens, route_of
 MAX_SNIPPET_MATCHES = 3
 
 
-def _hits(value: str | None, tokens: frozenset[str]) -> set[str]:
-    return set(_tokens(value)) & tokens if value else set()
+def _hits(value: str | None, tokens: frozenset[str]) -> frozenset[str]:
+    return tokens.intersection(_tokens(value)) if value else frozenset()
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ then stepId.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,12 +20,30 @@ from analyzers import SynonymTable
 from engine.errors import InvalidInput, NoActiveSession, NotFound
 from engine.evidence import match_evidence, snippet
 from engine.index import IndexLayout, IndexReader
-from engine.inputs import KnowledgeFilters, LastInput, Scope, SearchInput, SessionScope, SessionsInput
+from engine.models import epoch_ms
+from engine.inputs import (
+    KnowledgeFilters,
+    LastInput,
+    Scope,
+    SearchInput,
+    SessionScope,
+    SessionsInput,
+    SummarizeInput,
+)
 from engine.query import plan_query, scored_query, step_filter
-from engine.results import SearchPage, SessionList, SessionSummary, StepList, StepSummary
+from engine.results import (
+    SearchPage,
+    SessionList,
+    SessionRecipe,
+    SessionSummary,
+    StepList,
+    StepSummary,
+)
+from engine.store import KnowledgeStore
+from engine.summarize import summarize_session
 from engine.schema import DOC_SESSION
 
-RERANK_WINDOW = 200
+RERANK_WINDOW = 100
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.4
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
@@ -171,27 +189,16 @@ class KnowledgeEngine:
         for score, address in found.hits:
             doc = searcher.doc(address)
             payload = orjson.loads(doc["payload"][0])
-            evidence = match_evidence(payload, tokens)
-            covered = sum(1 for toks in concept_tokens.values() if toks & evidence.tokens)
-            coverage = covered / len(concept_tokens) if concept_tokens else 0.0
             created = int(doc["created"][0])
-            final = score * (1 + COVERAGE_WEIGHT * coverage)
-            # "What worked" wins, unless the query is about this very failure: some query word
-            # is found in its error and nowhere else in the step.
-            about_failure = any(
-                toks & evidence.error_tokens and not toks & evidence.other_tokens
-                for toks in concept_tokens.values()
-            )
-            if payload.get("ok") or about_failure:
-                final *= OK_FACTOR
-            final *= _recency_factor(now_ms - created)
+            final = score * _rerank_factor(payload, tokens, concept_tokens, now_ms - created)
             candidates.append(
-                Candidate(
-                    doc["step_id"][0], doc["session_id"][0], created, payload, final, evidence.fields
-                )
+                Candidate(doc["step_id"][0], doc["session_id"][0], created, payload, final, [])
             )
         candidates.sort(key=lambda c: (-round(c.score, 9), -c.created, c.step_id))
-        page = candidates[request.offset : request.offset + request.limit]
+        page = [
+            replace(c, matched_fields=match_evidence(c.payload, tokens).fields)
+            for c in candidates[request.offset : request.offset + request.limit]
+        ]
         results = [_summary(c) for c in page]
         total = found.count
         hint = None
@@ -247,7 +254,7 @@ class KnowledgeEngine:
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in must])
         found = searcher.search(query, limit=request.limit, count=True, order_by_field="created")
         sessions = [self._session_summary(searcher, address) for _, address in found.hits]
-        sessions.sort(key=lambda s: (-_ms_or_zero(s.createdAt), s.sessionId))
+        sessions.sort(key=lambda s: (-epoch_ms(s.createdAt), s.sessionId))
         return SessionList(total=found.count, sessions=sessions)
 
     def session(self, session_id: str) -> SessionSummary:
@@ -273,12 +280,12 @@ class KnowledgeEngine:
             (tantivy.Occur.Must, _term(schema, "session_id", meta["sessionId"])),
             (tantivy.Occur.Must, step_filter(schema)),
         ]
-        steps = searcher.search(tantivy.Query.boolean_query(session_steps), limit=0, count=True)
+        steps = searcher.search(tantivy.Query.boolean_query(session_steps), limit=1, count=True)
         failed = searcher.search(
             tantivy.Query.boolean_query(
                 [*session_steps, (tantivy.Occur.Must, _term(schema, "ok", "false"))]
             ),
-            limit=0,
+            limit=1,
             count=True,
         )
         git = meta.get("git")
@@ -294,15 +301,53 @@ class KnowledgeEngine:
             hasMetadata=meta.get("hasMetadata", True),
         )
 
+    # -- summarize -------------------------------------------------------------------------
+    def summarize(self, request: SummarizeInput) -> SessionRecipe:
+        """The recipe of one session (legacy `sessionId` wins over `scope`)."""
+        if request.sessionId:
+            session_id = request.sessionId
+        elif request.scope == "all":
+            raise InvalidInput(
+                "scope", "summarize needs one session: use 'current' or {'sessionId': …}"
+            )
+        else:
+            session_id = self._scope_session(request.scope) or ""
+        if not (self.root / session_id).is_dir():
+            raise NotFound(
+                f"no session {session_id!r} under {self.root}; list them with mm_knowledge_sessions"
+            )
+        return summarize_session(KnowledgeStore(self.root).load_session(session_id))
+
     def newest_session(self) -> str | None:
-        found = self.sessions(SessionsInput(limit=1))
-        return found.sessions[0].sessionId if found.sessions else None
+        """The most recently created session, which scope "current" means by default in the CLI."""
+        searcher = self.reader.searcher()
+        query = _term(self.reader.schema, "doc_type", DOC_SESSION)
+        found = searcher.search(query, limit=1, order_by_field="created")
+        if not found.hits:
+            return None
+        return str(searcher.doc(found.hits[0][1])["session_id"][0])
 
 
-def _ms_or_zero(value: str) -> int:
-    from engine.models import epoch_ms
+def _rerank_factor(
+    payload: dict[str, Any],
+    tokens: frozenset[str],
+    concept_tokens: dict[str, set[str]],
+    age_ms: int,
+) -> float:
+    """Multiplier on BM25: query-word coverage, outcome and session recency.
 
-    return epoch_ms(value)
+    A step that worked is preferred ("what worked last time"), unless the query is about this
+    very failure: some query word is found in its error and nowhere else in the step.
+    """
+    other = tokens.intersection(payload.get("tok") or ())
+    error = tokens.intersection(payload.get("etok") or ())
+    covered = sum(1 for toks in concept_tokens.values() if toks & (other | error))
+    coverage = covered / len(concept_tokens) if concept_tokens else 0.0
+    about_failure = any(toks & error and not toks & other for toks in concept_tokens.values())
+    factor = 1 + COVERAGE_WEIGHT * coverage
+    if payload.get("ok") or about_failure:
+        factor *= OK_FACTOR
+    return factor * _recency_factor(age_ms)
 
 
 def _recency_factor(age_ms: int) -> float:
@@ -329,5 +374,3 @@ def _summary(candidate: Candidate, *, with_score: bool = True) -> StepSummary:
         score=round(candidate.score, 4) if with_score else None,
     )
 
-
-__all__ = ["InvalidInput", "KnowledgeEngine"]

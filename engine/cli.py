@@ -1,0 +1,362 @@
+"""`knowhow` command line: index, search, last, sessions, summarize, reindex, batch-search, demo.
+
+Human-readable by default, `--json` for machines. Errors print `{"ok": false, "error": …}`
+(with --json) or a one-line message, and exit with status 2.
+"""
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from engine.errors import KnowhowError
+from engine.indexer import SyncReport, ensure_index, rebuild
+from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput, validate
+from engine.results import Result, SearchPage, SessionList, StepList
+from engine.search import KnowledgeEngine
+from engine.settings import Settings
+from engine.store import KnowledgeStore
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+out = Console()
+err = Console(stderr=True)
+
+RootOpt = Annotated[Path | None, typer.Option("--root", help="Knowledge root [env KNOWHOW_ROOT]")]
+IndexOpt = Annotated[Path | None, typer.Option("--index", help="Index dir [env KNOWHOW_INDEX]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
+ScopeOpt = Annotated[
+    str, typer.Option("--scope", help="'all', 'current' or a session id")
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="Session that scope 'current' means (default: newest)"),
+]
+FlowOpt = Annotated[str | None, typer.Option("--flow-tag", help="Only sessions with this flowTag")]
+TagOpt = Annotated[str | None, typer.Option("--tag", help="Only sessions with this tag")]
+ScreenOpt = Annotated[str | None, typer.Option("--screen", help="Only steps on this screen")]
+SinceOpt = Annotated[int | None, typer.Option("--since-hours", help="Sessions of the last N hours")]
+BranchOpt = Annotated[str | None, typer.Option("--git-branch", help="Only this git branch")]
+OkOpt = Annotated[
+    bool | None, typer.Option("--ok/--failed", help="Only successful / only failed steps")
+]
+ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool (mm_click or click)")]
+AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
+BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
+
+T = TypeVar("T")
+
+
+def _settings(root: Path | None, index: Path | None) -> Settings:
+    settings = Settings()
+    updates: dict[str, Any] = {}
+    if root is not None:
+        updates["root"] = root
+    if index is not None:
+        updates["index"] = index
+    return settings.model_copy(update=updates)
+
+
+def _engine(settings: Settings, session: str | None = None) -> KnowledgeEngine:
+    engine = KnowledgeEngine(settings.root, settings.index, synonyms=settings.synonym_table())
+    engine.current_session = session or settings.session or engine.newest_session()
+    return engine
+
+
+def _run(as_json: bool, action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except KnowhowError as exc:
+        if as_json:
+            sys.stdout.write(orjson.dumps({"ok": False, "error": exc.to_dict()}).decode() + "\n")
+        else:
+            err.print(f"[red]{exc.code}[/red]: {exc.message}")
+        raise typer.Exit(2) from None
+
+
+def _emit(result: Result, as_json: bool, render: Callable[[], None]) -> None:
+    if as_json:
+        body = {"ok": True, "result": result.to_json_dict()}
+        sys.stdout.write(orjson.dumps(body).decode() + "\n")
+    else:
+        render()
+
+
+def _scope(value: str) -> str | dict[str, str]:
+    return value if value in ("all", "current") else {"sessionId": value}
+
+
+def _filters(**values: Any) -> dict[str, Any] | None:
+    present = {k: v for k, v in values.items() if v is not None}
+    return present or None
+
+
+@contextmanager
+def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
+    if quiet:
+        yield lambda done, total: None
+        return
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _report(report: SyncReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps(report.as_dict()).decode() + "\n")
+        return
+    out.print(
+        f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
+        f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "
+        f"in {report.seconds:.2f}s"
+    )
+    for skip in report.skipped:
+        err.print(f"[yellow]skipped[/yellow] {skip.path}: {skip.reason}")
+
+
+@app.command()
+def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Bring the index up to date with the knowledge root (builds it the first time)."""
+    settings = _settings(root, index_dir)
+    with _progress("indexing", as_json) as progress:
+        report = _run(as_json, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress))
+    _report(report, as_json)
+
+
+@app.command()
+def reindex(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Rebuild the index from the files into a new generation and swap it in atomically."""
+    settings = _settings(root, index_dir)
+    with _progress("rebuilding", as_json) as progress:
+        report = _run(as_json, lambda: rebuild(KnowledgeStore(settings.root), settings.index, progress))
+    _report(report, as_json)
+
+
+def _render_steps(title: str, steps: list[Any], total: int, extra: str = "") -> None:
+    table = Table(title=f"{title} ({total} in all{extra})", show_lines=False)
+    for column in ("#", "score", "session / step", "tool", "screen", "snippet"):
+        table.add_column(column, overflow="fold")
+    for rank, step in enumerate(steps, 1):
+        score = f"{step.score:.1f}" if step.score is not None else ""
+        mark = "" if step.ok else " [red]✗[/red]"
+        table.add_row(str(rank), score, step.stepId, step.tool + mark, step.screen, step.snippet)
+    out.print(table)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What you are looking for, in any words")],
+    limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
+    offset: Annotated[int, typer.Option("--offset")] = 0,
+    scope: ScopeOpt = "all",
+    flow_tag: FlowOpt = None,
+    tag: TagOpt = None,
+    screen: ScreenOpt = None,
+    since_hours: SinceOpt = None,
+    git_branch: BranchOpt = None,
+    ok: OkOpt = None,
+    tool: ToolOpt = None,
+    after: AfterOpt = None,
+    before: BeforeOpt = None,
+    session: SessionOpt = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search steps of all sessions (or one scope), best first, with match evidence."""
+    settings = _settings(root, index_dir)
+
+    def run() -> SearchPage:
+        request = validate(
+            SearchInput,
+            {
+                "query": query,
+                "limit": limit,
+                "offset": offset,
+                "scope": _scope(scope),
+                "filters": _filters(
+                    flowTag=flow_tag, tag=tag, screen=screen, sinceHours=since_hours,
+                    gitBranch=git_branch, ok=ok, tool=tool, after=after, before=before,
+                ),
+            },
+        )
+        return _engine(settings, session).search(request)
+
+    page = _run(as_json, run)
+
+    def render() -> None:
+        more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
+        _render_steps(f"search {page.query!r}", page.results, page.total, more)
+        if page.hint:
+            out.print(page.hint)
+
+    _emit(page, as_json, render)
+
+
+@app.command()
+def last(
+    n: Annotated[int, typer.Option("-n")] = 20,
+    scope: ScopeOpt = "current",
+    flow_tag: FlowOpt = None,
+    tag: TagOpt = None,
+    screen: ScreenOpt = None,
+    since_hours: SinceOpt = None,
+    git_branch: BranchOpt = None,
+    ok: OkOpt = None,
+    tool: ToolOpt = None,
+    session: SessionOpt = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The last N steps of the current session (or of a scope), oldest first."""
+    settings = _settings(root, index_dir)
+
+    def run() -> StepList:
+        request = validate(
+            LastInput,
+            {
+                "n": n,
+                "scope": _scope(scope),
+                "filters": _filters(
+                    flowTag=flow_tag, tag=tag, screen=screen, sinceHours=since_hours,
+                    gitBranch=git_branch, ok=ok, tool=tool,
+                ),
+            },
+        )
+        return _engine(settings, session).last(request)
+
+    steps = _run(as_json, run)
+    _emit(steps, as_json, lambda: _render_steps("last steps", steps.steps, steps.total))
+
+
+@app.command()
+def sessions(
+    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
+    flow_tag: FlowOpt = None,
+    tag: TagOpt = None,
+    since_hours: SinceOpt = None,
+    git_branch: BranchOpt = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recent sessions, newest first, with goal, tags, branch and step counts."""
+    settings = _settings(root, index_dir)
+
+    def run() -> SessionList:
+        request = validate(
+            SessionsInput,
+            {
+                "limit": limit,
+                "filters": _filters(
+                    flowTag=flow_tag, tag=tag, sinceHours=since_hours, gitBranch=git_branch
+                ),
+            },
+        )
+        return _engine(settings).sessions(request)
+
+    found = _run(as_json, run)
+
+    def render() -> None:
+        table = Table(title=f"sessions ({found.total} in all)")
+        for column in ("session", "created", "flowTags", "tags", "goal", "steps", "failed"):
+            table.add_column(column, overflow="fold")
+        for s in found.sessions:
+            table.add_row(
+                s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags),
+                s.goal or "", str(s.stepCount), str(s.failedStepCount),
+            )
+        out.print(table)
+
+    _emit(found, as_json, render)
+
+
+@app.command()
+def summarize(
+    session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
+    scope: ScopeOpt = "current",
+    session: SessionOpt = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A session's recipe: screens visited, actions that worked, failures and their recovery."""
+    settings = _settings(root, index_dir)
+    request_data: dict[str, Any] = {"scope": _scope(scope)}
+    if session_id:
+        request_data["sessionId"] = session_id
+    recipe = _run(
+        as_json,
+        lambda: _engine(settings, session).summarize(validate(SummarizeInput, request_data)),
+    )
+
+    def render() -> None:
+        s = recipe.session
+        out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {s.goal or '-'}")
+        out.print(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}")
+        out.print("screens: " + " → ".join(recipe.screens))
+        for a in recipe.actions:
+            text = f" text={a.text!r}" if a.text else ""
+            out.print(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}")
+        for f in recipe.failures:
+            fix = f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
+            out.print(f"  [red]✗[/red] {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}")
+
+    _emit(recipe, as_json, render)
+
+
+@app.command("batch-search")
+def batch_search(
+    queries: Annotated[Path, typer.Option("--queries", help="JSONL with {qid, query} lines")],
+    run_file: Annotated[Path, typer.Option("--run", help="TREC run file to write")],
+    k: Annotated[int, typer.Option("--k", help="Results per query (1..100)")] = 100,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+) -> None:
+    """Answer every query of a file with one loaded index; write a TREC run, print latencies."""
+    settings = _settings(root, index_dir)
+    engine = _run(False, lambda: _engine(settings))
+    latencies: list[float] = []
+    with run_file.open("w", encoding="utf-8") as handle:
+        for line in queries.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            request = SearchInput(query=item["query"][:200], limit=min(max(k, 1), 100))
+            started = time.perf_counter()
+            page = _run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
+            latencies.append((time.perf_counter() - started) * 1000)
+            for rank, hit in enumerate(page.results, 1):
+                handle.write(f"{item['qid']} Q0 {hit.stepId} {rank} {hit.score} knowhow\n")
+    sys.stdout.write(json.dumps(_percentiles(latencies)) + "\n")
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0}
+    ordered = sorted(values)
+
+    def pick(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3)
+
+    return {"p50_ms": round(statistics.median(ordered), 3), "p95_ms": pick(0.95), "p99_ms": pick(0.99)}
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,32 @@
+"""The one settings object (environment prefix `KNOWHOW_`), read only by the CLI and the server."""
+
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from analyzers import SynonymTable
+
+DEFAULT_ROOT = Path("test-artifacts/llm-knowledge")
+DEFAULT_INDEX = Path("index-data")
+
+
+class Settings(BaseSettings):
+    """Where the knowledge lives and how to analyse it.
+
+    KNOWHOW_ROOT       knowledge root (default ./test-artifacts/llm-knowledge)
+    KNOWHOW_INDEX      index directory (default ./index-data)
+    KNOWHOW_SYNONYMS   JSON file with extra synonym groups: {"groups": [["send", "transfer"]]}
+    KNOWHOW_SESSION    the current session for scope "current" (default: the newest session)
+    """
+
+    model_config = SettingsConfigDict(env_prefix="KNOWHOW_", extra="ignore")
+
+    root: Path = DEFAULT_ROOT
+    index: Path = DEFAULT_INDEX
+    synonyms: Path | None = None
+    session: str | None = None
+
+    def synonym_table(self) -> SynonymTable:
+        if self.synonyms is None:
+            return SynonymTable()
+        return SynonymTable.from_json(self.synonyms.read_bytes())
