@@ -45,7 +45,9 @@ def split_identifier(identifier: str | None) -> list[str]:
             boundary = (
                 (prev == "digit") != (kind == "digit")  # letters <-> digits
                 or (prev == "lower" and kind == "upper")  # camelCase
-                or (prev == "upper" and kind == "upper" and nxt == "lower")  # ABBRevCase, HTMLParser
+                or (
+                    prev == "upper" and kind == "upper" and nxt == "lower"
+                )  # ABBRevCase, HTMLParser
             )
             if boundary:
                 parts.append("".join(current))

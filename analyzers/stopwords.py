@@ -1,12 +1,47 @@
-"""Stopwords: SPEC-03 FR-3's English list plus the tool-prefix words `mm` and `mcp` (SPEC-03 §8.1)."""
+"""Stopwords: SPEC-03 FR-3 English list plus the tool-prefix words `mm` and `mcp` (§8.1)."""
 
 MIN_TOKEN_LENGTH = 2
 
 STOPWORDS: frozenset[str] = frozenset(
-    """
-    a an the to from in on at for with and or but is are was were be been flow test should can
-    will do does did have has had this that these those it mm mcp
-    """.split()
+    {
+        "a",
+        "an",
+        "the",
+        "to",
+        "from",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "flow",
+        "test",
+        "should",
+        "can",
+        "will",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "mm",
+        "mcp",
+    }
 )
 
 

@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -35,9 +34,7 @@ err = Console(stderr=True)
 RootOpt = Annotated[Path | None, typer.Option("--root", help="Knowledge root [env KNOWHOW_ROOT]")]
 IndexOpt = Annotated[Path | None, typer.Option("--index", help="Index dir [env KNOWHOW_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
-ScopeOpt = Annotated[
-    str, typer.Option("--scope", help="'all', 'current' or a session id")
-]
+ScopeOpt = Annotated[str, typer.Option("--scope", help="'all', 'current' or a session id")]
 SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="Session that scope 'current' means (default: newest)"),
@@ -130,7 +127,9 @@ def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = F
     """Bring the index up to date with the knowledge root (builds it the first time)."""
     settings = _settings(root, index_dir)
     with _progress("indexing", as_json) as progress:
-        report = _run(as_json, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress))
+        report = _run(
+            as_json, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress)
+        )
     _report(report, as_json)
 
 
@@ -139,7 +138,9 @@ def reindex(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt =
     """Rebuild the index from the files into a new generation and swap it in atomically."""
     settings = _settings(root, index_dir)
     with _progress("rebuilding", as_json) as progress:
-        report = _run(as_json, lambda: rebuild(KnowledgeStore(settings.root), settings.index, progress))
+        report = _run(
+            as_json, lambda: rebuild(KnowledgeStore(settings.root), settings.index, progress)
+        )
     _report(report, as_json)
 
 
@@ -186,8 +187,15 @@ def search(
                 "offset": offset,
                 "scope": _scope(scope),
                 "filters": _filters(
-                    flowTag=flow_tag, tag=tag, screen=screen, sinceHours=since_hours,
-                    gitBranch=git_branch, ok=ok, tool=tool, after=after, before=before,
+                    flowTag=flow_tag,
+                    tag=tag,
+                    screen=screen,
+                    sinceHours=since_hours,
+                    gitBranch=git_branch,
+                    ok=ok,
+                    tool=tool,
+                    after=after,
+                    before=before,
                 ),
             },
         )
@@ -230,8 +238,13 @@ def last(
                 "n": n,
                 "scope": _scope(scope),
                 "filters": _filters(
-                    flowTag=flow_tag, tag=tag, screen=screen, sinceHours=since_hours,
-                    gitBranch=git_branch, ok=ok, tool=tool,
+                    flowTag=flow_tag,
+                    tag=tag,
+                    screen=screen,
+                    sinceHours=since_hours,
+                    gitBranch=git_branch,
+                    ok=ok,
+                    tool=tool,
                 ),
             },
         )
@@ -275,8 +288,13 @@ def sessions(
             table.add_column(column, overflow="fold")
         for s in found.sessions:
             table.add_row(
-                s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags),
-                s.goal or "", str(s.stepCount), str(s.failedStepCount),
+                s.sessionId,
+                s.createdAt,
+                ", ".join(s.flowTags),
+                ", ".join(s.tags),
+                s.goal or "",
+                str(s.stepCount),
+                str(s.failedStepCount),
             )
         out.print(table)
 
@@ -311,8 +329,14 @@ def summarize(
             text = f" text={a.text!r}" if a.text else ""
             out.print(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}")
         for f in recipe.failures:
-            fix = f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
-            out.print(f"  [red]✗[/red] {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}")
+            fix = (
+                f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}"
+                if f.recoveredBy
+                else ""
+            )
+            out.print(
+                f"  [red]✗[/red] {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
+            )
 
     _emit(recipe, as_json, render)
 
@@ -351,7 +375,11 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     def pick(p: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3)
 
-    return {"p50_ms": round(statistics.median(ordered), 3), "p95_ms": pick(0.95), "p99_ms": pick(0.99)}
+    return {
+        "p50_ms": round(statistics.median(ordered), 3),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+    }
 
 
 def main() -> None:  # pragma: no cover - console entry
@@ -360,3 +388,31 @@ def main() -> None:  # pragma: no cover - console entry
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+SAMPLE_ROOT = Path(__file__).parent / "sample_root"
+DEMO_QUERIES = (
+    "send flow ETH to another account",
+    "click confirm",
+    "sned eth",
+    "coin-overview",
+)
+
+
+@app.command()
+def demo(root: RootOpt = None, index_dir: IndexOpt = None) -> None:
+    """Index the knowledge root (the bundled sample when it is empty) and show example searches."""
+    settings = _settings(root, index_dir)
+    if not KnowledgeStore(settings.root).session_ids():
+        out.print(f"[yellow]{settings.root} has no sessions; using the bundled sample[/yellow]")
+        settings = settings.model_copy(update={"root": SAMPLE_ROOT})
+    with _progress("indexing", False) as progress:
+        report = _run(
+            False, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress)
+        )
+    _report(report, False)
+    engine = _engine(settings)
+    for text in DEMO_QUERIES:
+        page = engine.search(SearchInput(query=text, limit=3))
+        _render_steps(f"search {text!r}", page.results, page.total)
+    out.print(f"Try: knowhow search 'your words' --root {settings.root} --index {settings.index}")

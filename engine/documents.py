@@ -147,8 +147,10 @@ def step_document(
     evidence = session_evidence(meta)
     record = step.record
     obs = record.observation
-    labels = record.labels if record.labels is not None else derive_labels(
-        record.tool.name, record.tool.target, record.outcome.ok
+    labels = (
+        record.labels
+        if record.labels is not None
+        else derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
     )
     error = record.outcome.error
     screen = record.screen
@@ -188,7 +190,9 @@ def step_document(
     fields = {
         "tool": field_text([record.tool.name]),
         "screen": field_text([on_screen] if on_screen != "unknown" else []),
-        "landed": field_text([screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]),
+        "landed": field_text(
+            [screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]
+        ),
         "target": field_text(
             [target.test_id, target.selector, target.role, target.name] if target else []
         ),
@@ -204,7 +208,9 @@ def step_document(
     # kept with the payload so reranking never re-analyses text at query time.
     evidence_fields = ("tool", "screen", "target", "labels", "a11y", "route")
     step_tokens = {t for name in evidence_fields for t in fields[name].split()}
-    step_tokens.update(t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split())
+    step_tokens.update(
+        t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split()
+    )
     payload["tok"] = sorted(step_tokens)
     payload["etok"] = fields["error"].split()
     doc = dict(shared)

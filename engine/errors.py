@@ -1,11 +1,11 @@
 """One error tree for knowhow; every error carries an `MM_…` code and says what to do next.
 
-    KnowhowError                      code
-    ├── InvalidInput                  MM_INVALID_INPUT   (names the offending field)
-    ├── NotFound                      MM_NOT_FOUND
-    ├── NoActiveSession               MM_NO_ACTIVE_SESSION
-    └── IndexUnavailable              MM_INDEX_UNAVAILABLE (missing or locked index)
-        └── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
+KnowhowError                      code
+├── InvalidInput                  MM_INVALID_INPUT   (names the offending field)
+├── NotFound                      MM_NOT_FOUND
+├── NoActiveSession               MM_NO_ACTIVE_SESSION
+└── IndexUnavailable              MM_INDEX_UNAVAILABLE (missing or locked index)
+    └── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
 """
 
 

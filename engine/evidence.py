@@ -73,7 +73,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> Evidence:
     route = route_of(payload.get("url"))
     check(route, f"route:/{route.replace(' ', '/')}")
     check(payload.get("branch"), f"branch:{payload.get('branch')}")
-    return Evidence(list(dict.fromkeys(fields)), error_hits, matched)
+    return Evidence(list(dict.fromkeys(fields)), set(error_hits), matched)
 
 
 def describe_target(target: dict[str, Any] | None) -> str | None:
@@ -84,7 +84,8 @@ def describe_target(target: dict[str, Any] | None) -> str | None:
     if target.get("selector"):
         return f"selector: {str(target['selector'])[:30]}"
     if target.get("role") or target.get("name"):
-        return f'ref: {target.get("a11yRef", "?")} ({target.get("role", "")} "{target.get("name", "")}")'
+        role, name = target.get("role", ""), target.get("name", "")
+        return f'ref: {target.get("a11yRef", "?")} ({role} "{name}")'
     if target.get("a11yRef"):
         return f"ref: {target['a11yRef']}"
     return None

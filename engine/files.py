@@ -16,9 +16,7 @@ def validate_session_id(session_id: object, field: str = "sessionId") -> str:
     Anything that could leave the knowledge root (`..`, `/`, absolute paths, NUL) is rejected.
     """
     if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
-        raise InvalidInput(
-            field, "must be 4-128 characters of letters, digits, '.', '_' or '-'"
-        )
+        raise InvalidInput(field, "must be 4-128 characters of letters, digits, '.', '_' or '-'")
     if set(session_id) == {"."}:
         raise InvalidInput(field, "must not consist of dots only")
     return session_id

@@ -13,6 +13,7 @@ Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
 import shutil
 import sqlite3
 from collections.abc import Iterable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ class IndexLayout:
 
 
 def _write_meta(path: Path) -> None:
-    meta = {"schemaVersion": SCHEMA_VERSION, "engine": "knowhow", "tantivy": tantivy.__version__}
+    meta = {"schemaVersion": SCHEMA_VERSION, "engine": "knowhow", "tantivy": version("tantivy")}
     atomic_write(path / META_FILE, orjson.dumps(meta))
 
 
@@ -108,9 +109,7 @@ class IndexReader:
     def open(cls, layout: IndexLayout) -> "IndexReader":
         path = layout.current()
         if path is None:
-            raise IndexUnavailable(
-                f"no index at {layout.base}; run `knowhow index` to build it"
-            )
+            raise IndexUnavailable(f"no index at {layout.base}; run `knowhow index` to build it")
         return cls(path)
 
     def searcher(self) -> tantivy.Searcher:

@@ -104,9 +104,7 @@ def sync(
     return report
 
 
-def rebuild(
-    store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
-) -> SyncReport:
+def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
     """Index everything into a new generation, then make it live atomically."""
     layout = IndexLayout(base)
     generation = create_generation(layout)
@@ -119,7 +117,9 @@ def rebuild(
     return report
 
 
-def ensure_index(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
+def ensure_index(
+    store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
+) -> SyncReport:
     """Sync the live generation, or build one when there is none or its schema is stale."""
     layout = IndexLayout(base)
     current = layout.current()

@@ -38,7 +38,9 @@ class KnowledgeFilters(Strict):
     screen: Annotated[str, Field(min_length=1)] | None = None
     sinceHours: Annotated[int, Field(ge=1, le=720, strict=True)] | None = None
     gitBranch: Annotated[str, Field(min_length=1)] | None = None
-    ok: bool | None = Field(default=None, description="Only successful (true) or failed (false) steps")
+    ok: bool | None = Field(
+        default=None, description="Only successful (true) or failed (false) steps"
+    )
     tool: Annotated[str, Field(min_length=1)] | None = None
     after: datetime | None = Field(default=None, description="Steps at or after this ISO time")
     before: datetime | None = Field(default=None, description="Steps before this ISO time")
@@ -59,7 +61,9 @@ class LastInput(Strict):
 
 
 class SummarizeInput(Strict):
-    sessionId: Annotated[str, Field(min_length=4, description="Deprecated: use scope")] | None = None
+    sessionId: Annotated[str, Field(min_length=4, description="Deprecated: use scope")] | None = (
+        None
+    )
     scope: Scope = "current"
 
     @field_validator("sessionId")

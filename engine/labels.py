@@ -9,7 +9,9 @@ cleanup) get no label.
 
 from engine.models import StepTarget
 
-DISCOVERY_TOOLS = frozenset({"describe_screen", "list_testids", "accessibility_snapshot", "get_state"})
+DISCOVERY_TOOLS = frozenset(
+    {"describe_screen", "list_testids", "accessibility_snapshot", "get_state"}
+)
 NAVIGATION_TOOLS = frozenset({"navigate", "wait_for_notification"})
 INTERACTION_TOOLS = frozenset({"click", "type", "wait_for"})
 _CONFIRM_WORDS = ("confirm", "approve", "submit")

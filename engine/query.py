@@ -51,7 +51,9 @@ def _typo_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm]:
         return []
     found: dict[str, tuple[int, int]] = {}
     for field in SCORED_FIELDS:
-        for candidate, df in searcher.terms_with_prefix(field, term.token[0], None, TYPO_SCAN_LIMIT):
+        for candidate, df in searcher.terms_with_prefix(
+            field, term.token[0], None, TYPO_SCAN_LIMIT
+        ):
             if candidate in found or abs(len(candidate) - len(term.token)) > limit:
                 continue
             distance = edit_distance(term.token, candidate, limit)
@@ -100,7 +102,9 @@ def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) ->
     clauses = []
     for term in terms.values():
         for field in _doc_freqs(searcher, term.token):
-            clauses.append(Clause(field, term.token, FIELD_BOOSTS[field] * term.weight, term.concept))
+            clauses.append(
+                Clause(field, term.token, FIELD_BOOSTS[field] * term.weight, term.concept)
+            )
     concepts = tuple(dict.fromkeys(t.concept for t in base))
     return PlannedQuery(tuple(terms.values()), tuple(clauses), concepts)
 

@@ -20,7 +20,6 @@ from analyzers import SynonymTable
 from engine.errors import InvalidInput, NoActiveSession, NotFound
 from engine.evidence import match_evidence, snippet
 from engine.index import IndexLayout, IndexReader
-from engine.models import epoch_ms
 from engine.inputs import (
     KnowledgeFilters,
     LastInput,
@@ -30,6 +29,7 @@ from engine.inputs import (
     SessionsInput,
     SummarizeInput,
 )
+from engine.models import epoch_ms
 from engine.query import plan_query, scored_query, step_filter
 from engine.results import (
     SearchPage,
@@ -39,9 +39,9 @@ from engine.results import (
     StepList,
     StepSummary,
 )
+from engine.schema import DOC_SESSION
 from engine.store import KnowledgeStore
 from engine.summarize import summarize_session
-from engine.schema import DOC_SESSION
 
 RERANK_WINDOW = 100
 COVERAGE_WEIGHT = 1.0
@@ -63,7 +63,9 @@ def _term(schema: tantivy.Schema, field: str, value: str) -> tantivy.Query:
     return tantivy.Query.term_query(schema, field, value, index_option="basic")
 
 
-def _range(schema: tantivy.Schema, field: str, lower: int | None, upper: int | None) -> tantivy.Query:
+def _range(
+    schema: tantivy.Schema, field: str, lower: int | None, upper: int | None
+) -> tantivy.Query:
     return tantivy.Query.range_query(
         schema,
         field,
@@ -200,7 +202,7 @@ class KnowledgeEngine:
             for c in candidates[request.offset : request.offset + request.limit]
         ]
         results = [_summary(c) for c in page]
-        total = found.count
+        total = hit_count(found)
         hint = None
         if total == 0:
             hint = self._empty_hint(request.query)
@@ -241,10 +243,14 @@ class KnowledgeEngine:
             doc = searcher.doc(address)
             payload = orjson.loads(doc["payload"][0])
             steps.append(
-                Candidate(doc["step_id"][0], doc["session_id"][0], int(doc["ts"][0]), payload, 0.0, [])
+                Candidate(
+                    doc["step_id"][0], doc["session_id"][0], int(doc["ts"][0]), payload, 0.0, []
+                )
             )
         steps.sort(key=lambda c: (c.created, c.step_id))
-        return StepList(total=found.count, steps=[_summary(c, with_score=False) for c in steps])
+        return StepList(
+            total=hit_count(found), steps=[_summary(c, with_score=False) for c in steps]
+        )
 
     # -- sessions --------------------------------------------------------------------------
     def sessions(self, request: SessionsInput) -> SessionList:
@@ -255,7 +261,7 @@ class KnowledgeEngine:
         found = searcher.search(query, limit=request.limit, count=True, order_by_field="created")
         sessions = [self._session_summary(searcher, address) for _, address in found.hits]
         sessions.sort(key=lambda s: (-epoch_ms(s.createdAt), s.sessionId))
-        return SessionList(total=found.count, sessions=sessions)
+        return SessionList(total=hit_count(found), sessions=sessions)
 
     def session(self, session_id: str) -> SessionSummary:
         searcher = self.reader.searcher()
@@ -296,8 +302,8 @@ class KnowledgeEngine:
             flowTags=meta.get("flowTags", []),
             tags=meta.get("tags", []),
             git=git,
-            stepCount=steps.count,
-            failedStepCount=failed.count,
+            stepCount=hit_count(steps),
+            failedStepCount=hit_count(failed),
             hasMetadata=meta.get("hasMetadata", True),
         )
 
@@ -326,6 +332,11 @@ class KnowledgeEngine:
         if not found.hits:
             return None
         return str(searcher.doc(found.hits[0][1])["session_id"][0])
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    """The exact number of matching documents (searches run with `count=True`)."""
+    return int(result.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
 
 
 def _rerank_factor(
@@ -373,4 +384,3 @@ def _summary(candidate: Candidate, *, with_score: bool = True) -> StepSummary:
         sessionGoal=payload.get("goal"),
         score=round(candidate.score, 4) if with_score else None,
     )
-

@@ -177,7 +177,9 @@ class KnowledgeStore:
         session_id = validate_session_id(record.sessionId)
         if record.labels is None:
             record = record.model_copy(
-                update={"labels": derive_labels(record.tool.name, record.tool.target, record.outcome.ok)}
+                update={
+                    "labels": derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
+                }
             )
         directory = session_dir(self.root, session_id) / STEPS_DIR
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
@@ -191,7 +193,9 @@ class KnowledgeStore:
 
 
 def _dump(model: SessionMetadata | StepRecord) -> bytes:
-    return orjson.dumps(model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2)
+    return orjson.dumps(
+        model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
+    )
 
 
 def _next_number(files: list[Path]) -> int:
