@@ -1,7 +1,8 @@
-"""A light English stemmer: plurals, -ing and -ed, and a final -e.
+"""A light English stemmer: plurals, -ing/-ed, -ation/-ion/-ate, and a final -e.
 
 Why not Porter/Snowball: they over-stem UI vocabulary (`settings` -> `set`, which then meets
-"set slippage"); agents need `sending`/`sends`/`send` and `swaps`/`swap` to meet, nothing more.
+"set slippage"). Agents need `sending`/`sends`/`send`, `swaps`/`swap`, `confirmation`/`confirm`
+and `connection`/`connect` to meet; every rule keeps a stem of at least 4 letters.
 Applied to every word part on both the index and the query side, so only consistency matters.
 """
 
@@ -24,6 +25,8 @@ def _strip_suffix(word: str, suffix: str) -> str | None:
         return None
     if len(base) >= 2 and base[-1] == base[-2] and base[-1] not in _VOWELS | _UNDOUBLE_KEEP:
         base = base[:-1]  # stopped -> stop, swapped -> swap
+    if len(base) >= 7 and base.endswith("at"):
+        base += "e"  # navigated -> navigate, so that -ate is stripped like in navigate
     return base if len(base) >= 4 else None
 
 
@@ -44,6 +47,17 @@ def stem(word: str) -> str:
         if stripped is not None:
             w = stripped
             break
+    w = _strip_derivation(w)
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
+
+
+def _strip_derivation(word: str) -> str:
+    """confirmation -> confirm, connection -> connect, navigate/navigation -> navig."""
+    for suffix, keep_after in (("ation", ""), ("ion", "ts"), ("ate", "")):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if len(base) >= 4 and (not keep_after or base[-1] in keep_after):
+                return base
+    return word

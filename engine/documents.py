@@ -18,10 +18,12 @@ from analyzers import analyze
 from engine.labels import derive_labels, tool_action
 from engine.models import SessionMetadata, StepRecord, epoch_ms
 from engine.schema import DOC_SESSION, DOC_STEP
+from engine.screens import UNKNOWN, default_rules
 from engine.store import LoadedSession, LoadedStep
 
 MAX_TOKEN_CHARS = 100
 MAX_PAYLOAD_A11Y = 40
+NOTICE_ROLES = frozenset({"alert", "status", "alertdialog"})
 
 
 @lru_cache(maxsize=262_144)
@@ -90,13 +92,21 @@ class SessionContext:
     def advance(self, record: StepRecord) -> None:
         """Move past `record`: its observation (taken after the action) is what comes next."""
         obs = record.observation
-        self.screen = record.screen
+        self.screen = effective_screen(record)
         self.url = obs.state.currentUrl
         if obs.a11y.nodes:
             self.refs = {n.ref: (n.role, n.name) for n in obs.a11y.nodes}
             self.roles = {n.name.lower(): n.role for n in obs.a11y.nodes if n.name}
         if obs.testIds:
             self.texts = {t.testId: t.text for t in obs.testIds if t.text}
+
+
+def effective_screen(record: StepRecord) -> str:
+    """The recorded screen, or — for records that said `unknown` — what the rules detect."""
+    if record.screen != UNKNOWN:
+        return record.screen
+    obs = record.observation
+    return default_rules().detect(obs.state.currentUrl, (t.testId for t in obs.testIds))
 
 
 def resolve_target(record: StepRecord, context: SessionContext) -> ResolvedTarget | None:
@@ -153,7 +163,7 @@ def step_document(
         else derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
     )
     error = record.outcome.error
-    screen = record.screen
+    screen = effective_screen(record)
     on_screen = context.screen or screen
     on_url = context.url or obs.state.currentUrl
     nodes = obs.a11y.nodes
@@ -193,9 +203,8 @@ def step_document(
         "landed": field_text(
             [screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]
         ),
-        "target": field_text(
-            [target.test_id, target.selector, target.role, target.name] if target else []
-        ),
+        "target": field_text([target.test_id, target.selector] if target else []),
+        "target_name": field_text([target.role, target.name] if target else []),
         "labels": field_text(labels),
         "visible": field_text(t.testId for t in obs.testIds),
         "a11y": field_text(
@@ -203,10 +212,20 @@ def step_document(
         ),
         "route": field_text([route_of(on_url)]),
         "error": field_text([error.code, error.message] if error else []),
+        "notice": field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
     }
     # Tokens the reranker checks query coverage against (everything but visible testIds),
     # kept with the payload so reranking never re-analyses text at query time.
-    evidence_fields = ("tool", "screen", "target", "labels", "a11y", "route")
+    evidence_fields = (
+        "tool",
+        "screen",
+        "target",
+        "target_name",
+        "labels",
+        "a11y",
+        "route",
+        "notice",
+    )
     step_tokens = {t for name in evidence_fields for t in fields[name].split()}
     step_tokens.update(
         t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split()

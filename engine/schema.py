@@ -9,23 +9,27 @@ inside tantivy-py, and custom tokenizers are not saved with an index). Filter fi
 
 import tantivy
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 7
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 # Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
 # labels 5, visible 3, a11y 2; flowTags 12, goal 6, tags 4, branch 2). Ours: `route` (words of the
-# URL the action was taken on), `landed` (screen and route after the action: observations are
-# taken after it) and `error` (error code and message). `screen` is the screen acted on.
+# URL the action was taken on), `target_name` (role and visible name of the target: what people
+# call it), `landed` (screen and route after the action: observations are
+# taken after it), `error` (error code and message) and `notice` (what alerts and status
+# messages said: validation errors live there). `screen` is the screen acted on.
 FIELD_BOOSTS: dict[str, float] = {
     "tool": 10.0,
     "screen": 8.0,
-    "target": 10.0,
+    "target": 8.0,
+    "target_name": 12.0,
     "labels": 5.0,
     "visible": 3.0,
     "a11y": 2.0,
     "route": 3.0,
     "landed": 2.0,
     "error": 6.0,
+    "notice": 5.0,
     "flow": 12.0,
     "goal": 6.0,
     "tags": 4.0,
@@ -35,12 +39,14 @@ STEP_FIELDS = (
     "tool",
     "screen",
     "target",
+    "target_name",
     "labels",
     "visible",
     "a11y",
     "route",
     "landed",
     "error",
+    "notice",
 )
 SESSION_FIELDS = ("flow", "goal", "tags", "branch")
 SCORED_FIELDS = STEP_FIELDS + SESSION_FIELDS

@@ -45,7 +45,7 @@ from engine.summarize import summarize_session
 
 RERANK_WINDOW = 100
 COVERAGE_WEIGHT = 1.0
-OK_FACTOR = 1.4
+OK_FACTOR = 1.6
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
 
 
