@@ -48,6 +48,14 @@ def analyze(text: str | None) -> list[str]:
     return list(out)
 
 
+def _known_compound(words: list[str], index: int, table: SynonymTable) -> str | None:
+    """Two query words that the synonym table knows as one word (`sign in` -> `signin`)."""
+    if index + 1 >= len(words):
+        return None
+    compound = _lower(words[index] + words[index + 1])
+    return compound if table.synonyms_of(stem(compound)) else None
+
+
 @dataclass(frozen=True, slots=True)
 class QueryTerm:
     """One index token to look for, its weight, and the query word (concept) it stands for."""
@@ -69,8 +77,15 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         if known is None or known.weight < term.weight:
             terms[term.token] = term
 
-    for match in _WORD.finditer(query):
-        word = match.group(0)
+    words = [m.group(0) for m in _WORD.finditer(query)]
+    index = 0
+    while index < len(words):
+        word = words[index]
+        compound = _known_compound(words, index, table)
+        if compound is not None:  # "sign in" means "signin" (a synonym of unlock), not "sign"
+            word = compound
+            index += 1
+        index += 1
         parts = split_identifier(word)
         if len(parts) > 1:
             whole = _lower(word)
