@@ -34,7 +34,7 @@ test: lint typecheck unit
 bench: bench-quality bench-speed
 
 bench-quality: install
-	$(BIN)/python scripts/bench_quality.py
+	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl
 
 bench-speed: install
 	$(BIN)/python scripts/bench_speed.py

@@ -230,8 +230,7 @@ def step_document(
     step_tokens.update(
         t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split()
     )
-    payload["tok"] = sorted(step_tokens)
-    payload["etok"] = fields["error"].split()
+    rank = rank_record(record.outcome.ok, step_tokens, fields["error"].split())
     doc = dict(shared)
     doc.update(fields)
     doc.update(
@@ -244,9 +243,20 @@ def step_document(
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "payload": orjson.dumps(payload),
+            "rank": rank,
         }
     )
     return doc
+
+
+def rank_record(ok: bool, tokens: Iterable[str], error_tokens: Iterable[str]) -> bytes:
+    """`ok|tokens|error tokens` (space-separated): the reranker's input, cheap to decode."""
+    return f"{int(ok)}|{' '.join(sorted(tokens))}|{' '.join(error_tokens)}".encode()
+
+
+def read_rank_record(data: bytes) -> tuple[bool, list[str], list[str]]:
+    ok, tokens, error_tokens = data.decode().split("|", 2)
+    return ok == "1", tokens.split(), error_tokens.split()
 
 
 def session_document(loaded: LoadedSession, shared: dict[str, Any]) -> dict[str, Any]:

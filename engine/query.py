@@ -37,7 +37,9 @@ class PlannedQuery:
 
     terms: tuple[QueryTerm, ...]
     clauses: tuple[Clause, ...]
-    concepts: tuple[str, ...]
+    tokens: frozenset[str]
+    concept_tokens: tuple[frozenset[str], ...]
+    """Per query word: every token that stands for it (stem, synonyms, typos, prefixes)."""
 
 
 def _doc_freqs(searcher: tantivy.Searcher, token: str) -> dict[str, int]:
@@ -105,8 +107,11 @@ def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) ->
             clauses.append(
                 Clause(field, term.token, FIELD_BOOSTS[field] * term.weight, term.concept)
             )
-    concepts = tuple(dict.fromkeys(t.concept for t in base))
-    return PlannedQuery(tuple(terms.values()), tuple(clauses), concepts)
+    concepts = dict.fromkeys(t.concept for t in base)
+    concept_tokens = tuple(
+        frozenset(t.token for t in terms.values() if t.concept == c) for c in concepts
+    )
+    return PlannedQuery(tuple(terms.values()), tuple(clauses), frozenset(terms), concept_tokens)
 
 
 def scored_query(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:

@@ -9,7 +9,7 @@ inside tantivy-py, and custom tokenizers are not saved with an index). Filter fi
 
 import tantivy
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 # Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
@@ -83,5 +83,6 @@ def build_schema() -> tantivy.Schema:
         builder.add_text_field(name, stored=False, tokenizer_name="whitespace", index_option="freq")
     for name in INT_FIELDS:
         builder.add_integer_field(name, stored=True, indexed=True, fast=True)
-    builder.add_bytes_field("payload", stored=True)
+    builder.add_bytes_field("payload", stored=True)  # what a result shows (JSON)
+    builder.add_bytes_field("rank", stored=True)  # what the reranker reads (see documents.py)
     return builder.build()

@@ -8,7 +8,7 @@ then stepId.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import orjson
 import tantivy
 
 from analyzers import SynonymTable
+from engine.documents import read_rank_record
 from engine.errors import InvalidInput, NoActiveSession, NotFound
 from engine.evidence import match_evidence, snippet
 from engine.index import IndexLayout, IndexReader
@@ -30,7 +31,7 @@ from engine.inputs import (
     SummarizeInput,
 )
 from engine.models import epoch_ms
-from engine.query import plan_query, scored_query, step_filter
+from engine.query import PlannedQuery, plan_query, scored_query, step_filter
 from engine.results import (
     SearchPage,
     SessionList,
@@ -184,23 +185,21 @@ class KnowledgeEngine:
         )
         window = max(RERANK_WINDOW, request.offset + request.limit)
         found = searcher.search(query, limit=window, count=True)
-        tokens = frozenset(t.token for t in plan.terms)
-        concept_tokens = {c: {t.token for t in plan.terms if t.concept == c} for c in plan.concepts}
+        tokens = plan.tokens
         now_ms = _ms(self.now())
-        candidates = []
+        ranked = []
         for score, address in found.hits:
             doc = searcher.doc(address)
-            payload = orjson.loads(doc["payload"][0])
             created = int(doc["created"][0])
-            final = score * _rerank_factor(payload, tokens, concept_tokens, now_ms - created)
-            candidates.append(
-                Candidate(doc["step_id"][0], doc["session_id"][0], created, payload, final, [])
-            )
-        candidates.sort(key=lambda c: (-round(c.score, 9), -c.created, c.step_id))
-        page = [
-            replace(c, matched_fields=match_evidence(c.payload, tokens).fields)
-            for c in candidates[request.offset : request.offset + request.limit]
-        ]
+            ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
+            factor = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
+            ranked.append((score * factor, created, str(doc["step_id"][0]), doc))
+        ranked.sort(key=lambda r: (-round(r[0], 9), -r[1], r[2]))
+        page = []
+        for final, created, step_id, doc in ranked[request.offset : request.offset + request.limit]:
+            payload = orjson.loads(doc["payload"][0])
+            fields = match_evidence(payload, tokens).fields
+            page.append(Candidate(step_id, doc["session_id"][0], created, payload, final, fields))
         results = [_summary(c) for c in page]
         total = hit_count(found)
         hint = None
@@ -340,23 +339,21 @@ def hit_count(result: tantivy.SearchResult) -> int:
 
 
 def _rerank_factor(
-    payload: dict[str, Any],
-    tokens: frozenset[str],
-    concept_tokens: dict[str, set[str]],
-    age_ms: int,
+    ok: bool, step_tokens: list[str], error_tokens: list[str], plan: PlannedQuery, age_ms: int
 ) -> float:
     """Multiplier on BM25: query-word coverage, outcome and session recency.
 
     A step that worked is preferred ("what worked last time"), unless the query is about this
     very failure: some query word is found in its error and nowhere else in the step.
     """
-    other = tokens.intersection(payload.get("tok") or ())
-    error = tokens.intersection(payload.get("etok") or ())
-    covered = sum(1 for toks in concept_tokens.values() if toks & (other | error))
-    coverage = covered / len(concept_tokens) if concept_tokens else 0.0
-    about_failure = any(toks & error and not toks & other for toks in concept_tokens.values())
+    other = plan.tokens.intersection(step_tokens)
+    error = plan.tokens.intersection(error_tokens)
+    matched = other | error
+    covered = sum(1 for toks in plan.concept_tokens if toks & matched)
+    coverage = covered / len(plan.concept_tokens) if plan.concept_tokens else 0.0
+    about_failure = any(toks & error and not toks & other for toks in plan.concept_tokens)
     factor = 1 + COVERAGE_WEIGHT * coverage
-    if payload.get("ok") or about_failure:
+    if ok or about_failure:
         factor *= OK_FACTOR
     return factor * _recency_factor(age_ms)
 

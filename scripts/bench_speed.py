@@ -61,7 +61,7 @@ def make_queries(work: Path, n: int) -> Path:
     return path
 
 
-def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int) -> dict:
+def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int, k: int) -> dict:
     """Full rebuild into an empty dir (wall and engine seconds), then `repeats` searches."""
     kh, logs = knowhow_cmd(), work / "logs"
     index = work / f"index-speed-{size}"
@@ -86,6 +86,7 @@ def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int
         err(f"[{size}] knowhow batch-search {r + 1}/{repeats}")
         cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
         cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}.run")]
+        cmd += ["--k", str(k)]
         p = run(cmd, logs / f"kh-search-{size}-{r}.log", measure_rss=True)
         stats = last_json(p.stdout)
         if not p.ok or not stats:
@@ -192,6 +193,9 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("bench-data"))
     ap.add_argument("--baselines-max-size", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3, help="batch-search runs per size (median)")
+    ap.add_argument(
+        "--k", type=int, default=20, help="results per query (mm_knowledge_search default)"
+    )
     ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
     args = ap.parse_args()
     work, mach = args.work.resolve(), machine()
@@ -200,7 +204,7 @@ def main() -> int:
     results: dict[int, dict] = {}
     for size in sizes:
         root = ensure_corpus(work, size, SEED, workers=2)
-        kh = bench_knowhow(root, work, size, queries, args.repeats)
+        kh = bench_knowhow(root, work, size, queries, args.repeats, args.k)
         big = size > args.baselines_max_size
         base = {} if big else bench_baselines(root, work, size, queries)
         results[size] = {"knowhow": kh, "baselines": base}
@@ -218,7 +222,8 @@ def main() -> int:
             "## Speed — build, search latency, memory, index size\n\n"
             + machine_md(mach)
             + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
-            + f"queries cycled to {args.queries}, k=100; corpora `gen_corpus.py --seed {SEED}`\n"
+            + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
+            + "mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`\n"
             + f"- knowhow: `reindex` into an empty dir, then `batch-search` {args.repeats}× "
             + "(loads the index once per run); latencies are the **median over runs** of each "
             + "run's percentile; peak RSS (`/usr/bin/time -v`) is the highest over runs; "
