@@ -251,7 +251,7 @@ def step_document(
 
 def rank_record(ok: bool, tokens: Iterable[str], error_tokens: Iterable[str]) -> bytes:
     """`ok|tokens|error tokens` (space-separated): the reranker's input, cheap to decode."""
-    return f"{int(ok)}|{' '.join(sorted(tokens))}|{' '.join(error_tokens)}".encode()
+    return f"{int(ok)}|{' '.join(tokens)}|{' '.join(error_tokens)}".encode()
 
 
 def read_rank_record(data: bytes) -> tuple[bool, list[str], list[str]]:

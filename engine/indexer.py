@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.documents import session_documents
 from engine.errors import StaleIndex
@@ -64,17 +65,42 @@ def session_signature(store: KnowledgeStore, session_id: str) -> str:
     return digest.hexdigest()
 
 
-def _index_session(
-    store: KnowledgeStore, writer: IndexWriter, session_id: str, report: SyncReport
-) -> int:
-    signature = session_signature(store, session_id)
+@dataclass
+class PreparedSession:
+    """A session read and analysed, ready for the writer."""
+
+    session_id: str
+    signature: str
+    documents: list[dict[str, Any]]
+    steps: int
+    skipped: list[Skip]
+
+
+def prepare_session(root: Path, session_id: str, signature: str | None = None) -> PreparedSession:
+    store = KnowledgeStore(root)
+    signature = signature or session_signature(store, session_id)
     loaded = store.load_session(session_id)
-    report.skipped.extend(loaded.skipped)
     docs = session_documents(loaded)
-    writer.replace_session(session_id, docs, signature)
+    return PreparedSession(session_id, signature, docs, len(loaded.steps), loaded.skipped)
+
+
+def _write_prepared(writer: IndexWriter, prepared: PreparedSession, report: SyncReport) -> int:
+    writer.replace_session(prepared.session_id, prepared.documents, prepared.signature)
+    report.skipped.extend(prepared.skipped)
     report.sessions_indexed += 1
-    report.steps_indexed += len(loaded.steps)
-    return len(docs)
+    report.steps_indexed += prepared.steps
+    return len(prepared.documents)
+
+
+def _index_session(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    report: SyncReport,
+    signature: str | None = None,
+) -> int:
+    """(Re)index one session now; returns the number of documents written."""
+    return _write_prepared(writer, prepare_session(store.root, session_id, signature), report)
 
 
 def sync(
@@ -85,17 +111,22 @@ def sync(
     report = SyncReport()
     known = writer.manifest.signatures()
     on_disk = store.session_ids()
-    pending_docs = 0
-    for done, session_id in enumerate(on_disk, 1):
-        if known.get(session_id) == session_signature(store, session_id):
+    changed: list[tuple[str, str]] = []
+    for session_id in on_disk:
+        signature = session_signature(store, session_id)
+        if known.get(session_id) == signature:
             report.sessions_unchanged += 1
         else:
-            pending_docs += _index_session(store, writer, session_id, report)
-            if pending_docs >= COMMIT_EVERY_DOCS:
-                writer.commit()
-                pending_docs = 0
+            changed.append((session_id, signature))
+    pending_docs = 0
+    for done, (session_id, signature) in enumerate(changed, 1):
+        prepared = prepare_session(store.root, session_id, signature)
+        pending_docs += _write_prepared(writer, prepared, report)
+        if pending_docs >= COMMIT_EVERY_DOCS:
+            writer.commit()
+            pending_docs = 0
         if progress:
-            progress(done, len(on_disk))
+            progress(report.sessions_unchanged + done, len(on_disk))
     for session_id in set(known) - set(on_disk):
         writer.delete_session(session_id)
         report.sessions_deleted += 1
