@@ -7,6 +7,7 @@ prefix completions (`auth` -> `authentication`, `coin-overview` -> `coin-overvie
 `FIELD_BOOSTS[field] * term weight`; filters are MUST clauses, which Tantivy intersects cheaply.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,9 @@ MIN_PREFIX_CHARS = 3
 MAX_PREFIX_TERMS = 8
 MAX_TYPO_TERMS = 3
 TYPO_SCAN_LIMIT = 20_000
+POSTING_BUDGET = 0.3
+"""Postings a query may score, as a fraction of the documents (see `budget_clauses`)."""
+MIN_POSTING_BUDGET = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,9 @@ class PlannedQuery:
 
     terms: tuple[QueryTerm, ...]
     clauses: tuple[Clause, ...]
+    """The clauses retrieval runs (within the posting budget)."""
+    all_clauses: tuple[Clause, ...]
+    """Every clause, to rescore the retrieved candidates exactly when some were left out."""
     tokens: frozenset[str]
     concept_tokens: tuple[frozenset[str], ...]
     """Per query word: every token that stands for it (stem, synonyms, typos, prefixes)."""
@@ -101,17 +108,54 @@ def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) ->
                 add(typo)
         for prefix in _prefix_terms(searcher, term):
             add(prefix)
-    clauses = []
+    candidates = []
     for term in terms.values():
-        for field in _doc_freqs(searcher, term.token):
-            clauses.append(
-                Clause(field, term.token, FIELD_BOOSTS[field] * term.weight, term.concept)
-            )
+        for field, df in _doc_freqs(searcher, term.token).items():
+            boost = FIELD_BOOSTS[field] * term.weight
+            candidates.append((Clause(field, term.token, boost, term.concept), df))
+    clauses = budget_clauses(candidates, searcher.num_docs)
     concepts = dict.fromkeys(t.concept for t in base)
     concept_tokens = tuple(
         frozenset(t.token for t in terms.values() if t.concept == c) for c in concepts
     )
-    return PlannedQuery(tuple(terms.values()), tuple(clauses), frozenset(terms), concept_tokens)
+    return PlannedQuery(
+        tuple(terms.values()),
+        tuple(clauses),
+        tuple(c for c, _ in candidates),
+        frozenset(terms),
+        concept_tokens,
+    )
+
+
+def budget_clauses(candidates: list[tuple[Clause, int]], num_docs: int) -> list[Clause]:
+    """Keep the clauses worth their cost: tantivy-py scores every posting of every clause (no
+    top-k pruning), so a query costs about the sum of its clauses' document frequencies.
+
+    Clauses are taken by value (boost x idf: what one match can add to BM25) while they fit in
+    `POSTING_BUDGET x N` postings; a very common term in a low-weight field (say `button`
+    among visible testIds) adds almost nothing (its idf is tiny) and is dropped first. Every
+    query word keeps at least its most valuable clause, so nothing the user typed is ignored.
+    The search then rescores the retrieved candidates with every clause (`_rescore`).
+    """
+    if not candidates:
+        return []
+    budget = max(POSTING_BUDGET * num_docs, MIN_POSTING_BUDGET)
+
+    def value(item: tuple[Clause, int]) -> float:
+        clause, df = item
+        return clause.boost * math.log(1 + (num_docs - df + 0.5) / (df + 0.5))
+
+    ranked = sorted(candidates, key=lambda item: (-value(item), item[0].field, item[0].token))
+    best_per_concept: dict[str, Clause] = {}
+    for item in sorted(candidates, key=lambda item: -value(item)):
+        best_per_concept.setdefault(item[0].concept, item[0])
+    kept: list[Clause] = []
+    spent = 0
+    for clause, df in ranked:
+        if spent + df <= budget or best_per_concept.get(clause.concept) is clause:
+            kept.append(clause)
+            spent += df
+    return kept
 
 
 def scored_query(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:

@@ -77,6 +77,11 @@ def _range(
     )
 
 
+def _unscored(query: tantivy.Query) -> tantivy.Query:
+    """A filter: it must match, but adds nothing to the score."""
+    return tantivy.Query.const_score_query(query, 0.0)
+
+
 def _ms(moment: datetime) -> int:
     aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return int(aware.timestamp() * 1000)
@@ -180,25 +185,32 @@ class KnowledgeEngine:
         plan = plan_query(searcher, request.query, self.synonyms)
         must = self._filter_clauses(request.scope, request.filters, steps=True)
         query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, q) for q in must]
+            [(tantivy.Occur.Must, _unscored(q)) for q in must]
             + [(tantivy.Occur.Must, scored_query(reader.schema, plan.clauses))]
         )
-        window = max(RERANK_WINDOW, request.offset + request.limit)
-        found = searcher.search(query, limit=window, count=True)
-        tokens = plan.tokens
+        end = request.offset + request.limit
+        found = searcher.search(query, limit=max(RERANK_WINDOW, end), count=True)
+        head = found.hits[:RERANK_WINDOW]
+        if len(plan.clauses) < len(plan.all_clauses):
+            head = self._rescore(head, plan)
         now_ms = _ms(self.now())
         ranked = []
-        for score, address in found.hits:
+        for score, address in head:
             doc = searcher.doc(address)
             created = int(doc["created"][0])
             ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
             factor = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
             ranked.append((score * factor, created, str(doc["step_id"][0]), doc))
         ranked.sort(key=lambda r: (-round(r[0], 9), -r[1], r[2]))
+        # Past the reranked window, hits follow in BM25 order (never above the window: the
+        # rerank factor is >= 1), so every page is a slice of one stable ordering.
+        for score, address in found.hits[len(ranked) : end]:
+            doc = searcher.doc(address)
+            ranked.append((score, int(doc["created"][0]), str(doc["step_id"][0]), doc))
         page = []
-        for final, created, step_id, doc in ranked[request.offset : request.offset + request.limit]:
+        for final, created, step_id, doc in ranked[request.offset : end]:
             payload = orjson.loads(doc["payload"][0])
-            fields = match_evidence(payload, tokens).fields
+            fields = match_evidence(payload, plan.tokens).fields
             page.append(Candidate(step_id, doc["session_id"][0], created, payload, final, fields))
         results = [_summary(c) for c in page]
         total = hit_count(found)
@@ -214,6 +226,28 @@ class KnowledgeEngine:
             results=results,
             hint=hint,
         )
+
+    def _rescore(
+        self, hits: list[tuple[float, Any]], plan: PlannedQuery
+    ) -> list[tuple[float, Any]]:
+        """Exact BM25 of every clause for the retrieved candidates only (cheap: an intersection
+        with a small set), after retrieval ran on the clauses that fit the posting budget."""
+        if not hits:
+            return hits
+        searcher = self.reader.searcher()
+        schema = self.reader.schema
+        ids = [searcher.doc(address)["step_id"][0] for _, address in hits]
+        query = tantivy.Query.boolean_query(
+            [
+                (
+                    tantivy.Occur.Must,
+                    _unscored(tantivy.Query.term_set_query(schema, "step_id", ids)),
+                ),
+                (tantivy.Occur.Must, scored_query(schema, plan.all_clauses)),
+            ]
+        )
+        rescored = searcher.search(query, limit=len(ids), count=False)
+        return sorted(rescored.hits, key=lambda h: -h[0])
 
     def _empty_hint(self, query: str) -> str:
         flows, screens = self.vocabulary()
