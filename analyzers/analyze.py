@@ -12,7 +12,7 @@ from analyzers.identifiers import split_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import is_searchable
 from analyzers.synonyms import SynonymTable
-from analyzers.text import _lower
+from analyzers.text import _lower, normalize
 
 # A word: letters/digits/underscore, with inner `-` or `.` joining pieces (kebab ids, `0.1`).
 _WORD = re.compile(r"\w+(?:[-.]\w+)*")
@@ -23,7 +23,7 @@ SYNONYM_WEIGHT = 0.6
 
 def _word_tokens(word: str) -> list[str]:
     parts = split_identifier(word)
-    tokens = [stem(p) for p in parts if is_searchable(p)]
+    tokens = [s for p in parts if is_searchable(p) and is_searchable(s := stem(p))]
     if len(parts) > 1:
         whole = _lower(word)
         if len(whole) >= 2:
@@ -42,7 +42,7 @@ def analyze(text: str | None) -> list[str]:
     if not text:
         return []
     out: dict[str, None] = {}
-    for match in _WORD.finditer(text):
+    for match in _WORD.finditer(normalize(text)):
         for token in _word_tokens(match.group(0)):
             out.setdefault(token, None)
     return list(out)
@@ -77,7 +77,7 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         if known is None or known.weight < term.weight:
             terms[term.token] = term
 
-    words = [m.group(0) for m in _WORD.finditer(query)]
+    words = [m.group(0) for m in _WORD.finditer(normalize(query))]
     index = 0
     while index < len(words):
         word = words[index]
@@ -91,9 +91,9 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
             whole = _lower(word)
             add(QueryTerm(whole, 1.0, whole, "whole"))
         for part in parts:
-            if not is_searchable(part):
-                continue
             token = stem(part)
+            if not (is_searchable(part) and is_searchable(token)):
+                continue
             add(QueryTerm(token, 1.0, token, "exact"))
             for syn in sorted(table.synonyms_of(token)):
                 add(QueryTerm(syn, SYNONYM_WEIGHT, token, "synonym"))

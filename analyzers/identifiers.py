@@ -10,13 +10,13 @@ from analyzers.text import _lower
 
 
 def _kind(ch: str) -> str:
+    if not ch.isalnum():
+        return "sep"
     if ch.isdecimal() or (ch.isdigit() and not ch.isalpha()):
         return "digit"
     if ch.isupper():
         return "upper"
-    if ch.isalnum():
-        return "lower"  # lowercase, titlecase-less scripts (CJK, ...), other letters
-    return "sep"
+    return "lower"  # lowercase, titlecase-less scripts (CJK, ...), other letters
 
 
 def split_identifier(identifier: str | None) -> list[str]:

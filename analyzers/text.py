@@ -1,11 +1,17 @@
 """SPEC-03 `tokenize`: bag-of-words tokens of free text (FR-1..3)."""
 
 import re
+import unicodedata
 
 from analyzers.stopwords import is_searchable
 
 # Unicode-aware version of SPEC-03's `/[^a-z0-9]+/i`: letters and digits of any script are kept.
 _NON_WORD = re.compile(r"[\W_]+")
+
+
+def normalize(text: str) -> str:
+    """NFKC: one spelling per character (`Cafe\u0301` = `Café`, full-width = ASCII, `ﬁ` = `fi`)."""
+    return unicodedata.normalize("NFKC", text)
 
 
 def tokenize(text: str | None) -> list[str]:
@@ -17,7 +23,7 @@ def tokenize(text: str | None) -> list[str]:
     if not text:
         return []
     seen: dict[str, None] = {}
-    for raw in _NON_WORD.split(text):
+    for raw in _NON_WORD.split(normalize(text)):
         token = _lower(raw)
         if token and is_searchable(token):
             seen.setdefault(token, None)

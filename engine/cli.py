@@ -358,7 +358,11 @@ def batch_search(
             if not line.strip():
                 continue
             item = json.loads(line)
-            request = SearchInput(query=item["query"][:200], limit=min(max(k, 1), 100))
+            try:
+                request = validate(SearchInput, {"query": item.get("query", ""), "limit": k})
+            except KnowhowError as exc:
+                err.print(f"[yellow]skipped query {item.get('qid')!r}[/yellow]: {exc.message}")
+                continue
             started = time.perf_counter()
             page = _run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
             latencies.append((time.perf_counter() - started) * 1000)
@@ -416,3 +420,37 @@ def demo(root: RootOpt = None, index_dir: IndexOpt = None) -> None:
         page = engine.search(SearchInput(query=text, limit=3))
         _render_steps(f"search {text!r}", page.results, page.total)
     out.print(f"Try: knowhow search 'your words' --root {settings.root} --index {settings.index}")
+
+
+@app.command()
+def serve(
+    transport: Annotated[str, typer.Option("--transport", help="'stdio' or 'http'")] = "stdio",
+    host: Annotated[
+        str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="Bearer token for HTTP [env KNOWHOW_TOKEN]")
+    ] = None,
+    tool_prefix: Annotated[
+        str | None, typer.Option("--tool-prefix", help="Prefix of tool names (default mm_)")
+    ] = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True)] = 0,
+) -> None:
+    """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
+    from pydantic import ValidationError
+
+    from server.app import serve as run_server
+    from server.http import UnsafeBinding
+    from server.settings import ServerSettings
+
+    given: dict[str, Any] = {"transport": transport, "host": host, "port": port, "token": token}
+    given |= {"tool_prefix": tool_prefix, "root": root, "index": index_dir}
+    try:
+        settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
+        run_server(settings, verbose)
+    except (ValidationError, UnsafeBinding) as exc:
+        err.print(f"[red]cannot serve[/red]: {exc}")
+        raise typer.Exit(2) from None

@@ -16,6 +16,14 @@ from engine.files import validate_session_id
 MAX_OFFSET = 10_000
 
 
+def _safe_session_id(value: str) -> str:
+    """Ids that could leave the knowledge root fail validation (pydantic names the field)."""
+    try:
+        return validate_session_id(value)
+    except InvalidInput as exc:
+        raise ValueError(exc.message.split(": ", 1)[-1]) from None
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -26,7 +34,7 @@ class SessionScope(Strict):
     @field_validator("sessionId")
     @classmethod
     def _safe(cls, value: str) -> str:
-        return validate_session_id(value)
+        return _safe_session_id(value)
 
 
 Scope = Literal["current", "all"] | SessionScope
@@ -69,7 +77,7 @@ class SummarizeInput(Strict):
     @field_validator("sessionId")
     @classmethod
     def _safe(cls, value: str | None) -> str | None:
-        return None if value is None else validate_session_id(value)
+        return None if value is None else _safe_session_id(value)
 
 
 class SessionsInput(Strict):
@@ -85,9 +93,18 @@ def validate(model: type[M], data: object) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(p) for p in first["loc"] if not str(p).startswith(("function-", "literal["))]
-        field = ".".join(p for p in loc if p not in ("SessionScope", "str")) or "input"
-        raise InvalidInput(field, first["msg"]) from None
-    except InvalidInput:
-        raise
+        # In a union (scope: "current" | "all" | {sessionId}) pydantic reports every branch;
+        # the deepest location is the one that says what is wrong with what was sent.
+        errors = [(_field_path(e["loc"]), e["msg"]) for e in exc.errors()]
+        field, message = max(errors, key=lambda e: e[0].count("."))
+        raise InvalidInput(field or "input", message) from None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """`('scope', 'SessionScope', 'sessionId')` -> `scope.sessionId` (union branch tags dropped)."""
+    parts = [str(p) for p in loc]
+    return ".".join(
+        p
+        for p in parts
+        if p not in ("SessionScope", "str") and not p.startswith(("function-", "literal["))
+    )

@@ -17,8 +17,25 @@ INTERACTION_TOOLS = frozenset({"click", "type", "wait_for"})
 _CONFIRM_WORDS = ("confirm", "approve", "submit")
 
 
+KNOWN_ACTIONS = sorted(
+    DISCOVERY_TOOLS
+    | NAVIGATION_TOOLS
+    | INTERACTION_TOOLS
+    | {"launch", "screenshot", "cleanup", "list_testids"},
+    key=len,
+    reverse=True,
+)
+
+
 def tool_action(tool_name: str) -> str:
-    """`mm_click` -> `click`: the tool without its prefix (the prefix is configurable)."""
+    """`mm_click` -> `click`: the tool without its (configurable, possibly empty) prefix.
+
+    Known actions are matched as suffixes, so `describe_screen`, `app_wait_for` and
+    `my_app_click` all resolve; an unknown tool loses everything up to its first `_`.
+    """
+    for action in KNOWN_ACTIONS:
+        if tool_name == action or tool_name.endswith("_" + action):
+            return action
     return tool_name.split("_", 1)[1] if "_" in tool_name else tool_name
 
 

@@ -133,6 +133,14 @@ class KnowledgeStore:
         """Read a whole session; corrupt files are skipped and reported, never raised."""
         meta, meta_skip = self.read_metadata(session_id)
         meta_path = session_dir(self.root, session_id) / SESSION_FILE
+        if meta is not None and meta.sessionId != session_id:
+            # The folder is the session's identity (step ids are built from it); a copied
+            # folder must not index its steps under the original's id.
+            meta_skip = Skip(
+                str(meta_path),
+                f"sessionId {meta.sessionId!r} differs from its folder; the folder name is used",
+            )
+            meta = meta.model_copy(update={"sessionId": session_id})
         loaded = LoadedSession(
             session_id=session_id,
             metadata=meta or SessionMetadata(sessionId=session_id, createdAt=""),

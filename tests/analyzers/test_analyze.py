@@ -1,0 +1,133 @@
+"""`analyze` (index side) and `analyze_query` (query side): one pipeline, weighted query terms."""
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from analyzers import SynonymTable, analyze, analyze_query
+from analyzers.analyze import SYNONYM_WEIGHT
+
+NO_SYNONYMS = SynonymTable(groups=())
+
+
+def is_lower(token: str) -> bool:
+    return "".join(c.lower() for c in token) == token
+
+
+def weights(query: str) -> dict[str, float]:
+    return {term.token: term.weight for term in analyze_query(query)}
+
+
+# -- analyze -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        (
+            "Click coin-overview-send, then sending tokens",
+            ["click", "coin-overview-send", "coin", "overview", "send", "then", "token"],
+        ),
+        ("mm_click", ["mm_click", "click"]),
+        ("Send 0.1 ETH", ["send", "0.1", "eth"]),
+        ("sendETHButton", ["sendethbutton", "send", "eth", "button"]),
+        ("the to a", []),
+        ("发送 按钮 🚀", ["发送", "按钮"]),
+        ("", []),
+        (None, []),
+    ],
+)
+def test_analyze_table(text, tokens):
+    assert analyze(text) == tokens
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("sending", "send"), ("sends", "Send"), ("swaps", "swap"), ("Swapped", "SWAP")],
+)
+def test_inflections_meet_in_the_index(a, b):
+    assert analyze(a) == analyze(b)
+
+
+@given(st.text())
+def test_analyze_never_raises_and_is_deterministic(text):
+    assert analyze(text) == analyze(text)
+
+
+@given(st.text())
+@example("Hello-World ΣΑΣ İ")
+def test_index_tokens_are_lowercase_distinct_and_survive_a_whitespace_field(text):
+    tokens = analyze(text)
+    assert len(tokens) == len(set(tokens))
+    for token in tokens:
+        assert is_lower(token)
+        assert token.split() == [token]
+
+
+# -- analyze_query -----------------------------------------------------------------------------
+
+
+def test_query_words_weigh_one_and_their_synonyms_less():
+    terms = weights("transfer ETH")
+    assert terms["transfer"] == 1.0
+    assert terms["eth"] == 1.0
+    assert terms["send"] == terms["pay"] == SYNONYM_WEIGHT < 1.0
+
+
+def test_synonyms_belong_to_the_concept_of_the_word_typed():
+    terms = {t.token: t for t in analyze_query("transfer")}
+    assert terms["send"].concept == "transfer"
+    assert terms["send"].kind == "synonym"
+    assert terms["transfer"].kind == "exact"
+
+
+def test_a_compound_is_looked_up_whole_and_by_parts():
+    terms = {t.token: t for t in analyze_query("coin-overview-send")}
+    assert terms["coin-overview-send"].kind == "whole"
+    assert {"coin", "overview", "send"} <= set(terms)
+
+
+def test_tool_prefix_never_becomes_a_query_term():  # SPEC-03 §8.1
+    assert set(weights("mm_click")) == {"mm_click", "click"}
+
+
+def test_stopword_only_query_has_no_terms():
+    assert analyze_query("the to a an") == []
+
+
+def test_sign_in_is_the_compound_the_synonym_table_knows():
+    terms = weights("sign in")
+    assert {"signin", "unlock", "login"} <= set(terms)
+    assert "sign" not in terms
+
+
+def test_a_word_typed_keeps_full_weight_when_also_a_synonym_of_another():
+    terms = weights("send transfer")
+    assert terms["send"] == terms["transfer"] == 1.0
+
+
+@given(st.text())
+def test_analyze_query_never_raises_and_is_deterministic(text):
+    assert analyze_query(text) == analyze_query(text)
+
+
+@given(st.text())
+def test_query_tokens_are_lowercase_and_distinct(text):
+    tokens = [term.token for term in analyze_query(text)]
+    assert len(tokens) == len(set(tokens))
+    assert all(is_lower(token) and token.split() == [token] for token in tokens)
+
+
+@given(st.text())
+def test_query_terms_weigh_one_or_the_synonym_weight(text):
+    for term in analyze_query(text):
+        expected = SYNONYM_WEIGHT if term.kind == "synonym" else 1.0
+        assert term.weight == expected
+
+
+@given(st.text())
+@example("Click coin-overview-send, then sending tokens")
+@example("sign in")
+def test_without_synonyms_every_query_token_is_an_index_token_of_the_same_text(text):
+    """The one-pipeline guarantee: a query finds the text it was typed from."""
+    assert {t.token for t in analyze_query(text, NO_SYNONYMS)} <= set(analyze(text))

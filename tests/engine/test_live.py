@@ -1,0 +1,339 @@
+"""The live index: watcher path planning, batched session syncs, writer lease and failover.
+
+Real files, a real Tantivy index, real threads and (for SIGKILL) a real second process.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from engine.documents import session_documents
+from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
+from engine.indexer import SyncReport, rebuild
+from engine.inputs import SearchInput
+from engine.live import (
+    LiveIndex,
+    WriterLease,
+    index_lag,
+    remember,
+    sync_sessions,
+    tail_documents,
+    writer_pid,
+)
+from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
+from engine.search import KnowledgeEngine
+from engine.store import KnowledgeStore
+from engine.watcher import session_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def step(session_id: str, test_id: str, ok: bool = True) -> StepRecord:
+    return StepRecord(
+        timestamp=now_iso(),
+        sessionId=session_id,
+        tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
+        outcome=Outcome(ok=ok),
+    )
+
+
+def new_session(store: KnowledgeStore, session_id: str, *flow_tags: str) -> None:
+    store.write_session(
+        SessionMetadata(sessionId=session_id, createdAt=now_iso(), flowTags=list(flow_tags))
+    )
+
+
+def wait_for(check: Callable[[], object], timeout: float = 5.0) -> float:
+    """Seconds until `check()` is truthy; fails after `timeout`."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout}s")
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def hits(engine: KnowledgeEngine, query: str) -> set[str]:
+    engine.refresh()
+    return {r.stepId for r in engine.search(SearchInput(query=query, limit=100)).results}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> KnowledgeStore:
+    return KnowledgeStore(tmp_path / "root")
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+@pytest.fixture
+def live(store: KnowledgeStore, index_dir: Path) -> Iterator[LiveIndex]:
+    live = LiveIndex(store, index_dir, retry_seconds=0.2)
+    assert live.start(wait=10)
+    yield live
+    live.close()
+
+
+@pytest.fixture
+def engine(store: KnowledgeStore, index_dir: Path) -> KnowledgeEngine:
+    return KnowledgeEngine(store.root, index_dir)
+
+
+ROOT = Path("/k")
+
+
+@pytest.mark.parametrize(
+    ("path", "is_dir", "session"),
+    [
+        ("/k/mm-abcd/steps/0001-mm_click.json", False, "mm-abcd"),
+        ("/k/mm-abcd/session.json", False, "mm-abcd"),
+        ("/k/mm-abcd", True, "mm-abcd"),
+        ("/k/mm-abcd/steps", True, "mm-abcd"),
+        ("/k/mm-abcd/steps/.0001-mm_click.json.x1.tmp", False, None),
+        ("/k/mm-abcd/.session.json.x1.tmp", False, None),
+        ("/k/mm-abcd/notes.txt", False, None),
+        ("/k/mm-abcd/steps/shot.png", False, None),
+        ("/k/mm-abcd/other/0001.json", False, None),
+        ("/k/README.md", False, None),
+        ("/k/.git", True, None),
+        ("/k/ab", True, None),
+        ("/k", True, None),
+        ("/elsewhere/mm-abcd/session.json", False, None),
+    ],
+)
+def test_session_of(path: str, is_dir: bool, session: str | None) -> None:
+    assert session_of(ROOT, path, is_directory=is_dir) == session
+
+
+def test_sync_sessions_reindexes_and_drops_whole_sessions(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    for session_id in ("mm-one1", "mm-two2"):
+        new_session(store, session_id, "send")
+        store.record_step(step(session_id, "coin-overview-send"))
+    rebuild(store, index_dir)
+    assert hits(engine, "coin overview send") == {"mm-one1/0001-mm_click", "mm-two2/0001-mm_click"}
+    store.record_step(step("mm-one1", "confirm-footer-button"))
+    for path in sorted((store.root / "mm-two2").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    (store.root / "mm-two2").rmdir()
+    writer = IndexWriter(IndexLayout(index_dir).current())  # type: ignore[arg-type]
+    try:
+        report = sync_sessions(store, writer, ["mm-one1", "mm-two2"])
+    finally:
+        writer.close()
+    assert (report.sessions_indexed, report.sessions_deleted, report.steps_indexed) == (1, 1, 2)
+    assert hits(engine, "coin overview send") == {"mm-one1/0001-mm_click", "mm-one1/0002-mm_click"}
+    assert "mm-one1/0002-mm_click" in hits(engine, "confirm footer")
+
+
+def test_new_step_is_searchable_within_a_second(
+    live: LiveIndex, store: KnowledgeStore, engine: KnowledgeEngine
+) -> None:
+    assert live.is_writer
+    new_session(store, "mm-fresh1", "send")
+    delays = []
+    for n in range(5):
+        store.record_step(step("mm-fresh1", f"fresh-target-{n}"))
+        delays.append(
+            wait_for(
+                lambda n=n: f"mm-fresh1/{n + 1:04d}-mm_click" in hits(engine, f"fresh target {n}")
+            )
+        )
+    assert max(delays) < 1.0, delays
+    assert live.stats.failedBatches == 0 and live.stats.batches >= 1
+
+
+def test_lease_is_exclusive_and_released(index_dir: Path) -> None:
+    first, second = WriterLease(index_dir), WriterLease(index_dir)
+    assert first.try_acquire() and not second.try_acquire()
+    assert writer_pid(index_dir) == os.getpid()
+    first.release()
+    assert second.try_acquire()
+    second.release()
+
+
+def test_second_live_index_takes_over_when_the_writer_closes(
+    live: LiveIndex, store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    standby = LiveIndex(store, index_dir, retry_seconds=0.2)
+    assert standby.start(wait=10)
+    try:
+        assert live.is_writer and not standby.is_writer
+        live.close()
+        took = wait_for(lambda: standby.is_writer)
+        assert took < 3.0
+        new_session(store, "mm-after1", "send")
+        store.record_step(step("mm-after1", "taken-over"))
+        wait_for(lambda: "mm-after1/0001-mm_click" in hits(engine, "taken over"), timeout=2.0)
+    finally:
+        standby.close()
+
+
+WRITER_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from engine.live import LiveIndex
+    from engine.store import KnowledgeStore
+    live = LiveIndex(KnowledgeStore(Path(sys.argv[1])), Path(sys.argv[2]), retry_seconds=0.2)
+    live.start(wait=20)
+    print("writer" if live.is_writer else "reader", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+def test_sigkilled_writer_is_replaced_and_files_reconciled(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    new_session(store, "mm-before", "send")
+    store.record_step(step("mm-before", "before-kill"))
+    child = subprocess.Popen(
+        [sys.executable, "-c", WRITER_SCRIPT, str(store.root), str(index_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "writer"
+        standby = LiveIndex(store, index_dir, retry_seconds=0.2)
+        assert standby.start(wait=10) and not standby.is_writer
+        assert writer_pid(index_dir) == child.pid
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(5)
+        store.record_step(step("mm-before", "while-nobody-writes"))  # no watcher alive now
+        took = wait_for(lambda: standby.is_writer)
+        assert took < 3.0
+        wait_for(lambda: "mm-before/0002-mm_click" in hits(engine, "while nobody writes"), 2.0)
+        current = IndexLayout(index_dir).current()
+        wait_for(lambda: index_lag(store, current).pendingSessions == 0, 1.0)  # manifest: after
+        standby.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+def test_failed_batch_is_counted_and_the_loop_lives(
+    live: LiveIndex, store: KnowledgeStore, engine: KnowledgeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+
+    def flaky(*args: Any) -> SyncReport:
+        calls.append(args)
+        if len(calls) == 1:
+            raise OSError("disk hiccup")
+        return sync_sessions(*args)
+
+    monkeypatch.setattr("engine.live.sync_sessions", flaky)
+    generation = IndexLayout(live.layout.base).current()
+    new_session(store, "mm-flaky1", "send")
+    store.record_step(step("mm-flaky1", "after-hiccup"))
+    wait_for(lambda: "mm-flaky1/0001-mm_click" in hits(engine, "after hiccup"))
+    assert live.stats.failedBatches == 1 and "disk hiccup" in (live.stats.lastError or "")
+    assert live.is_writer
+    assert IndexLayout(live.layout.base).current() == generation, "never rebuilt or deleted"
+
+
+def test_corrupt_files_are_ledgered_for_every_process(
+    live: LiveIndex, store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    new_session(store, "mm-broken", "send")
+    store.record_step(step("mm-broken", "good-one"))
+    (store.root / "mm-broken" / "steps" / "0002-mm_click.json").write_text('{"half": ')
+    reader = LiveIndex(store, index_dir)  # not started: status of a read-only process
+
+    def fresh_reader() -> IndexReader:
+        engine.refresh()
+        return engine.reader
+
+    def skipped() -> list[dict[str, str]]:
+        return reader.status(fresh_reader).skipped
+
+    wait_for(skipped)
+    (entry,) = skipped()
+    assert entry["path"] == "mm-broken/steps/0002-mm_click.json"
+    assert entry["reason"].startswith("invalid JSON")
+    status = reader.status(fresh_reader)
+    assert status.isWriter is False and status.writerPid == os.getpid()
+    assert status.documents == {"steps": 1, "sessions": 1}
+
+
+def snapshot_step(session_id: str, n: int, nodes: list[tuple[str, str]]) -> StepRecord:
+    """A step that acts by a11y ref on the previous snapshot and takes a new one."""
+    return StepRecord.model_validate(
+        {
+            "timestamp": now_iso(),
+            "sessionId": session_id,
+            "tool": {"name": "mm_click", "target": {"a11yRef": "e1"}},
+            "outcome": {"ok": n % 3 != 0},
+            "observation": {
+                "state": {"currentScreen": f"screen-{n}"},
+                "a11y": {"nodes": [{"ref": r, "role": "button", "name": m} for r, m in nodes]},
+            },
+        }
+    )
+
+
+def test_appended_steps_get_the_documents_a_full_reindex_makes(store: KnowledgeStore) -> None:
+    new_session(store, "mm-append", "send")
+    for n in range(6):
+        store.record_step(snapshot_step("mm-append", n, [("e1", f"Next {n}"), ("e2", "Back")]))
+    loaded = store.load_session("mm-append")
+    whole = session_documents(loaded)[1:]
+    for k in range(len(loaded.steps)):
+        head = replace(loaded, steps=loaded.steps[:k])
+        known = remember(head, {})
+        assert known is not None
+        tail, _ = tail_documents(known, loaded.steps[k:])
+        assert tail == whole[k:]
+
+
+def test_live_index_appends_and_matches_a_rebuild(
+    live: LiveIndex, store: KnowledgeStore, engine: KnowledgeEngine, tmp_path: Path
+) -> None:
+    new_session(store, "mm-grow1", "send")
+    for n in range(4):
+        store.record_step(snapshot_step("mm-grow1", n, [("e1", f"Confirm {n}")]))
+        step_id = f"mm-grow1/{n + 1:04d}-mm_click"
+        wait_for(lambda step_id=step_id: step_id in hits(engine, "confirm"))
+    assert live.stats.sessionsAppended >= 2
+    rebuilt = tmp_path / "rebuilt"
+    rebuild(store, rebuilt)
+    fresh = KnowledgeEngine(store.root, rebuilt)
+    for query in ("confirm", "click button", "screen 2"):
+        live_page = engine.search(SearchInput(query=query)).model_dump()
+        assert live_page == fresh.search(SearchInput(query=query)).model_dump(), query
+
+
+def test_index_of_another_schema_version_is_rebuilt(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    new_session(store, "mm-stale1", "send")
+    store.record_step(step("mm-stale1", "old-schema"))
+    rebuild(store, index_dir)
+    old = IndexLayout(index_dir).current()
+    assert old is not None
+    (old / META_FILE).write_bytes(orjson.dumps({"schemaVersion": 0}))
+    live = LiveIndex(store, index_dir)
+    try:
+        assert live.start(wait=10) and live.is_writer
+        assert IndexLayout(index_dir).current() != old
+        assert "mm-stale1/0001-mm_click" in hits(engine, "old schema")
+    finally:
+        live.close()

@@ -1,0 +1,26 @@
+"""Fixtures of the server tests: a tmp knowledge root and index, and anyio on asyncio."""
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "llm-knowledge"
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    """Where server subprocesses write stderr (shown when a test fails)."""
+    return tmp_path / "server.log"

@@ -1,0 +1,121 @@
+"""IMPROVEMENT-01 §5 as written in the spec (JSON text copied verbatim), and our additions.
+
+The served schemas must equal these: §5's definitions and properties exactly, plus additive
+properties only (search `offset`; filters `ok`, `tool`, `after`, `before`).
+"""
+
+import json
+from typing import Any
+
+SPEC_DEFINITIONS = json.loads(
+    """
+{
+  "KnowledgeScope": {
+    "oneOf": [
+      { "type": "string", "enum": ["current", "all"] },
+      {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "sessionId": { "type": "string", "minLength": 4 }
+        },
+        "required": ["sessionId"]
+      }
+    ]
+  },
+  "KnowledgeFilters": {
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "flowTag": { "type": "string", "minLength": 1 },
+      "tag": { "type": "string", "minLength": 1 },
+      "screen": { "type": "string", "minLength": 1 },
+      "sinceHours": { "type": "integer", "minimum": 1, "maximum": 720 },
+      "gitBranch": { "type": "string", "minLength": 1 }
+    }
+  }
+}
+"""
+)
+
+SPEC_TOOLS: dict[str, Any] = {
+    "mm_knowledge_search": json.loads(
+        """
+{
+  "additionalProperties": false,
+  "properties": {
+    "query": { "type": "string", "minLength": 1, "maxLength": 200 },
+    "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 20 },
+    "scope": { "$ref": "#/definitions/KnowledgeScope", "default": "all" },
+    "filters": { "$ref": "#/definitions/KnowledgeFilters" }
+  },
+  "required": ["query"],
+  "type": "object"
+}
+"""
+    ),
+    "mm_knowledge_last": json.loads(
+        """
+{
+  "additionalProperties": false,
+  "properties": {
+    "n": { "type": "integer", "minimum": 1, "maximum": 200, "default": 20 },
+    "scope": { "$ref": "#/definitions/KnowledgeScope", "default": "current" },
+    "filters": { "$ref": "#/definitions/KnowledgeFilters" }
+  },
+  "type": "object"
+}
+"""
+    ),
+    "mm_knowledge_summarize": json.loads(
+        """
+{
+  "additionalProperties": false,
+  "properties": {
+    "sessionId": {
+      "type": "string",
+      "minLength": 4,
+      "description": "Deprecated: use scope"
+    },
+    "scope": { "$ref": "#/definitions/KnowledgeScope", "default": "current" }
+  },
+  "type": "object"
+}
+"""
+    ),
+    "mm_knowledge_sessions": json.loads(
+        """
+{
+  "additionalProperties": false,
+  "properties": {
+    "limit": { "type": "integer", "minimum": 1, "maximum": 50, "default": 10 },
+    "filters": { "$ref": "#/definitions/KnowledgeFilters" }
+  },
+  "type": "object"
+}
+"""
+    ),
+}
+
+ADDITIVE_FILTERS = {"ok", "tool", "after", "before"}
+ADDITIVE_PROPERTIES = {"mm_knowledge_search": {"offset"}}
+RECORDING_TOOLS = {"mm_knowledge_start_session", "mm_knowledge_record_step", "mm_knowledge_status"}
+
+
+def check_knowledge_schema(name: str, served: dict[str, Any]) -> None:
+    """`served` is §5's schema for `name` plus additive properties only."""
+    spec = SPEC_TOOLS[name]
+    extra_props = set(served["properties"]) - set(spec["properties"])
+    assert extra_props == ADDITIVE_PROPERTIES.get(name, set()), extra_props
+    trimmed = {**served, "properties": {k: served["properties"][k] for k in spec["properties"]}}
+    definitions = trimmed.pop("definitions")
+    assert trimmed == spec
+    assert definitions["KnowledgeScope"] == SPEC_DEFINITIONS["KnowledgeScope"]
+    filters = definitions["KnowledgeFilters"]
+    spec_filters = SPEC_DEFINITIONS["KnowledgeFilters"]
+    assert set(filters["properties"]) - set(spec_filters["properties"]) == ADDITIVE_FILTERS
+    for key, value in spec_filters["properties"].items():
+        assert filters["properties"][key] == value
+    assert {k: v for k, v in filters.items() if k != "properties"} == {
+        k: v for k, v in spec_filters.items() if k != "properties"
+    }
