@@ -41,6 +41,7 @@ def field_text(values: Iterable[str | None]) -> str:
     return " ".join(seen)
 
 
+@lru_cache(maxsize=65_536)
 def route_of(url: str | None) -> str:
     """The words of a URL's route: its `#/…` fragment when it has one, else its path.
 
@@ -114,7 +115,9 @@ def resolve_target(record: StepRecord, context: SessionContext) -> ResolvedTarge
     if target is None:
         return None
     role = name = None
-    if target.a11yRef and target.a11yRef in context.refs:
+    if target.a11yHint is not None:
+        role, name = target.a11yHint.role, target.a11yHint.name
+    elif target.a11yRef and target.a11yRef in context.refs:
         role, name = context.refs[target.a11yRef]
     elif target.testId and target.testId in context.texts:
         name = context.texts[target.testId]
@@ -240,6 +243,7 @@ def step_document(
             "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
             "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
+            "target_id": target.test_id.lower() if target and target.test_id else "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "payload": orjson.dumps(payload),

@@ -7,6 +7,8 @@ approve or submit. Any failure adds `error-recovery`. Other tools (launch, scree
 cleanup) get no label.
 """
 
+from functools import lru_cache
+
 from engine.models import StepTarget
 
 DISCOVERY_TOOLS = frozenset(
@@ -27,6 +29,7 @@ KNOWN_ACTIONS = sorted(
 )
 
 
+@lru_cache(maxsize=1024)
 def tool_action(tool_name: str) -> str:
     """`mm_click` -> `click`: the tool without its (configurable, possibly empty) prefix.
 

@@ -9,9 +9,11 @@ lease every `retry_seconds`, so a dead writer is replaced within a few seconds.
 
 One worker thread does all the writing (an IndexWriter must not be shared between threads):
 watcher callbacks only enqueue session ids; the worker waits for the first one, collects for
-`debounce_seconds`, re-indexes those sessions whole and commits once. A failed batch is counted
-and its work redone by a fresh writer and a full reconcile; the loop lives. Nothing here deletes
-or quarantines an index: only a missing or stale (other schema version) one is rebuilt.
+`debounce_seconds`, brings those sessions up to date and commits once. A session that only
+gained step files (the common case: an agent recording) gets just the new documents, built from
+its cached context; any other change re-indexes it whole. A failed batch is counted and its work
+redone by a fresh writer and a full reconcile; the loop lives. Nothing here deletes or
+quarantines an index: only a missing one, or one built by another schema version, is rebuilt.
 """
 
 import contextlib

@@ -35,10 +35,19 @@ class SessionMetadata(Record):
     launch: dict[str, Any] | None = None
 
 
+class A11yHint(Record):
+    """The role and accessible name of an element: what survives a testId rename."""
+
+    role: str
+    name: str
+
+
 class StepTarget(Record):
     testId: str | None = None
     selector: str | None = None
     a11yRef: str | None = None
+    a11yHint: A11yHint | None = None
+    """Recorded by knowhow's browser tools: the target's role and name at the time of the action."""
 
 
 class ToolCall(Record):

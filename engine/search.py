@@ -31,6 +31,7 @@ from engine.inputs import (
     SummarizeInput,
 )
 from engine.models import epoch_ms
+from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.query import PlannedQuery, plan_query, scored_query, step_filter
 from engine.results import (
     SearchPage,
@@ -339,6 +340,12 @@ class KnowledgeEngine:
             failedStepCount=hit_count(failed),
             hasMetadata=meta.get("hasMetadata", True),
         )
+
+    # -- prior knowledge -------------------------------------------------------------------
+    def prior_knowledge(self, context: ScreenContext) -> PriorKnowledge:
+        """What worked last time on this screen, from every session but the current one."""
+        reader = self.reader
+        return prior_knowledge(reader.searcher(), reader.schema, context, self.now())
 
     # -- summarize -------------------------------------------------------------------------
     def summarize(self, request: SummarizeInput) -> SessionRecipe:

@@ -1,0 +1,353 @@
+"""priorKnowledge: "what worked last time on this screen" (SPEC-02/SPEC-04, PriorKnowledgeV1).
+
+Drawn from ALL history through the index (no 48-hour or 5-session window): steps taken *on*
+this screen (the index records the screen an action was taken on, not the one it led to) or on
+elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 — never for
+`unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
+actionable tool 2; confidence = score / 20), weighted by outcome and age. Successful steps
+are grouped by target into ranked suggestions whose preferred target is a testId visible now,
+else — when the remembered testId is gone (renamed) — the element with the same role and name,
+else the selector, else the role and name; targets that failed at least twice on this screen
+are listed in `avoid`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+import tantivy
+
+from engine.documents import _tokens, route_of
+from engine.evidence import describe_target
+from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
+from engine.models import epoch_ms, now_iso
+from engine.results import Result
+from engine.schema import DOC_STEP
+from engine.screens import UNKNOWN
+
+SIMILARITY = {"sameScreen": 8, "urlPath": 6, "targetVisible": 3, "a11yName": 2, "actionable": 2}
+MAX_A11Y_MATCHES = 2
+CANDIDATES = 100
+MAX_SIMILAR = 10
+MAX_SUGGESTIONS = 5
+MAX_AVOID = 5
+MIN_FAILURES_TO_AVOID = 2
+HALF_LIFE_DAYS = 30.0
+"""Older knowledge counts less (UI churn): weight halves every 30 days."""
+ACTIONABLE = sorted(INTERACTION_TOOLS | NAVIGATION_TOOLS)
+
+
+@dataclass(frozen=True)
+class ScreenContext:
+    """What the agent sees now."""
+
+    screen: str
+    url: str | None = None
+    test_ids: Sequence[str] = ()
+    a11y: Sequence[tuple[str, str]] = ()  # (role, name)
+    session_id: str | None = None
+    flow_tags: Sequence[str] = ()
+
+
+class PriorTarget(Result):
+    type: str  # testId | selector | a11yHint
+    value: str | dict[str, str]
+
+
+class SimilarStep(Result):
+    sessionId: str
+    stepId: str
+    timestamp: str
+    tool: str
+    screen: str
+    snippet: str
+    labels: list[str] = field(default_factory=list)
+    target: dict[str, str] | None = None
+    a11yHint: dict[str, str] | None = None
+    confidence: float
+
+
+class SuggestedAction(Result):
+    rank: int
+    action: str
+    rationale: str
+    confidence: float
+    preferredTarget: PriorTarget
+    fallbackTargets: list[PriorTarget] = field(default_factory=list)
+
+
+class AvoidTarget(Result):
+    rationale: str
+    target: PriorTarget
+    errorCode: str | None = None
+    frequency: int
+
+
+class PriorKnowledge(Result):
+    schemaVersion: int = 1
+    generatedAt: str
+    query: dict[str, Any]
+    similarSteps: list[SimilarStep]
+    suggestedNextActions: list[SuggestedAction]
+    avoid: list[AvoidTarget]
+
+
+@dataclass
+class _Candidate:
+    step_id: str
+    session_id: str
+    payload: dict[str, Any]
+    confidence: float
+    weight: float
+
+
+def _term(schema: tantivy.Schema, field_name: str, value: str) -> tantivy.Query:
+    return tantivy.Query.term_query(schema, field_name, value, index_option="basic")
+
+
+def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
+    """Steps on this screen, or on elements visible now, by an actionable tool."""
+    # Constant scores mirror the similarity weights, so the best candidates come first.
+    should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+
+    def add(query: tantivy.Query, weight: int) -> None:
+        should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, weight)))
+
+    if context.screen and context.screen != UNKNOWN:
+        add(_term(schema, "screen_name", context.screen.lower()), SIMILARITY["sameScreen"])
+    for test_id in dict.fromkeys(t.lower() for t in context.test_ids):
+        add(_term(schema, "target_id", test_id), SIMILARITY["targetVisible"])
+    for token in dict.fromkeys(t for _, name in context.a11y for t in _tokens(name)):
+        name_query = tantivy.Query.term_query(schema, "target_name", token, "freq")
+        add(name_query, SIMILARITY["a11yName"])
+    if not should:
+        return tantivy.Query.empty_query()
+    clauses = [
+        (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
+        (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "tool_name", ACTIONABLE)),
+        (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
+    ]
+    if context.session_id:
+        clauses.append((tantivy.Occur.MustNot, _term(schema, "session_id", context.session_id)))
+    return tantivy.Query.boolean_query(clauses)
+
+
+def _failures_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
+    """Failed actions on this screen in every session, the current one included: a renamed
+    testId that this agent just failed on twice belongs in `avoid` too."""
+    if not context.screen or context.screen == UNKNOWN:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, _term(schema, "ok", "false")),
+            (tantivy.Occur.Must, _term(schema, "screen_name", context.screen.lower())),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class _Now:
+    """The context as sets, computed once per call."""
+
+    screen: str
+    routes: frozenset[str]
+    test_ids: frozenset[str]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, context: ScreenContext) -> "_Now":
+        return cls(
+            context.screen,
+            frozenset(route_of(context.url).split()),
+            frozenset(context.test_ids),
+            frozenset(name.lower() for _, name in context.a11y if name),
+        )
+
+
+def _similarity(payload: dict[str, Any], now: _Now) -> int:
+    score = 0
+    screen = payload.get("onScreen") or payload.get("screen")
+    if screen == now.screen and screen != UNKNOWN:
+        score += SIMILARITY["sameScreen"]
+    if now.routes and not now.routes.isdisjoint(route_of(payload.get("url")).split()):
+        score += SIMILARITY["urlPath"]
+    target = payload.get("target") or {}
+    if target.get("testId") in now.test_ids:
+        score += SIMILARITY["targetVisible"]
+    names_now = now.names
+    names_then = {str(name).lower() for _, name in payload.get("a11y") or [] if name}
+    if target.get("name"):
+        names_then.add(str(target["name"]).lower())
+    score += SIMILARITY["a11yName"] * min(MAX_A11Y_MATCHES, len(names_now & names_then))
+    if tool_action(payload.get("tool", "")) in ACTIONABLE:
+        score += SIMILARITY["actionable"]
+    return score
+
+
+def _age_weight(timestamp: str, now_ms: int) -> float:
+    age_days = max(0.0, (now_ms - epoch_ms(timestamp)) / 86_400_000)
+    return float(0.5 ** (age_days / HALF_LIFE_DAYS))
+
+
+def _target_key(target: dict[str, Any]) -> str | None:
+    if target.get("testId"):
+        return f"testId:{target['testId']}"
+    if target.get("selector"):
+        return f"selector:{target['selector']}"
+    if target.get("role") and target.get("name"):
+        return f"a11y:{target['role']}:{target['name']}"
+    return None
+
+
+def _hint(target: dict[str, Any]) -> dict[str, str] | None:
+    if target.get("role") and target.get("name"):
+        return {"role": str(target["role"]), "name": str(target["name"])}
+    return None
+
+
+def preferred_target(target: dict[str, Any], context: ScreenContext) -> list[PriorTarget]:
+    """Targets to try, best first: a testId visible now; the element with the same role and
+    name (when the remembered testId is gone); the selector; the role and name."""
+    visible = set(context.test_ids)
+    now = {(role, name) for role, name in context.a11y}
+    hint = _hint(target)
+    options: list[PriorTarget] = []
+    if target.get("testId") and target["testId"] in visible:
+        options.append(PriorTarget(type="testId", value=target["testId"]))
+    if hint and (hint["role"], hint["name"]) in now:
+        options.append(PriorTarget(type="a11yHint", value=hint))
+    if target.get("selector"):
+        options.append(PriorTarget(type="selector", value=target["selector"]))
+    if hint and not any(o.type == "a11yHint" for o in options):
+        options.append(PriorTarget(type="a11yHint", value=hint))
+    if target.get("testId") and target["testId"] not in visible:
+        options.append(PriorTarget(type="testId", value=target["testId"]))
+    return options
+
+
+def prior_knowledge(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, context: ScreenContext, now: datetime
+) -> PriorKnowledge:
+    now_ms = int(now.timestamp() * 1000)
+    seen_now = _Now.of(context)
+
+    def load(query: tantivy.Query) -> list[_Candidate]:
+        loaded = []
+        for _, address in searcher.search(query, limit=CANDIDATES).hits:
+            doc = searcher.doc(address)
+            payload = orjson.loads(doc["payload"][0])
+            confidence = min(1.0, _similarity(payload, seen_now) / 20)
+            weight = confidence * _age_weight(payload.get("timestamp", ""), now_ms)
+            loaded.append(
+                _Candidate(doc["step_id"][0], doc["session_id"][0], payload, confidence, weight)
+            )
+        return loaded
+
+    candidates = load(_retrieval_query(schema, context))
+    failures = load(_failures_query(schema, context))
+    worked = [c for c in candidates if c.payload.get("ok")]
+    worked.sort(key=lambda c: (-c.weight, -epoch_ms(c.payload.get("timestamp")), c.step_id))
+    return PriorKnowledge(
+        generatedAt=now_iso(),
+        query={
+            "screen": context.screen,
+            "usedFlowTags": list(context.flow_tags),
+            "windowHours": None,
+            "candidateSteps": len(candidates),
+            "excludedSession": context.session_id,
+        },
+        similarSteps=[_similar(c) for c in worked[:MAX_SIMILAR]],
+        suggestedNextActions=_suggestions(worked, context),
+        avoid=_avoid(failures),
+    )
+
+
+def _similar(candidate: _Candidate) -> SimilarStep:
+    payload = candidate.payload
+    target = payload.get("target") or {}
+    return SimilarStep(
+        sessionId=candidate.session_id,
+        stepId=candidate.step_id,
+        timestamp=payload.get("timestamp", ""),
+        tool=payload.get("tool", ""),
+        screen=payload.get("onScreen") or payload.get("screen") or UNKNOWN,
+        snippet=describe_target(target) or payload.get("tool", ""),
+        labels=payload.get("labels") or [],
+        target={k: v for k, v in target.items() if k in ("testId", "selector")} or None,
+        a11yHint=_hint(target),
+        confidence=round(candidate.confidence, 3),
+    )
+
+
+def _suggestions(worked: list[_Candidate], context: ScreenContext) -> list[SuggestedAction]:
+    groups: dict[tuple[str, str], list[_Candidate]] = {}
+    for candidate in worked:
+        key = _target_key(candidate.payload.get("target") or {})
+        if key is not None:
+            action = tool_action(candidate.payload.get("tool", ""))
+            groups.setdefault((action, key), []).append(candidate)
+    ranked = sorted(
+        groups.items(),
+        key=lambda kv: (-sum(c.weight for c in kv[1]), -len(kv[1]), kv[0]),
+    )
+    suggestions: list[SuggestedAction] = []
+    for (action, _), members in ranked:
+        best = members[0]
+        targets = preferred_target(best.payload.get("target") or {}, context)
+        if not targets:
+            continue
+        sessions = len({m.session_id for m in members})
+        confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, len(members))))
+        suggestions.append(
+            SuggestedAction(
+                rank=len(suggestions) + 1,
+                action=action,
+                rationale=(
+                    f"Worked {len(members)} time(s) in {sessions} session(s) on this screen; "
+                    f"last {best.payload.get('timestamp', '?')}"
+                ),
+                confidence=round(confidence, 3),
+                preferredTarget=targets[0],
+                fallbackTargets=targets[1:],
+            )
+        )
+        if len(suggestions) == MAX_SUGGESTIONS:
+            break
+    return suggestions
+
+
+def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:
+    """Targets that failed at least twice on this screen (UI churn: renamed or stale)."""
+    failures: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        key = _target_key(candidate.payload.get("target") or {})
+        if key is not None:
+            failures.setdefault(key, []).append(candidate)
+    avoid = []
+    for _key, members in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(members) < MIN_FAILURES_TO_AVOID:
+            continue
+        target = members[0].payload.get("target") or {}
+        error = members[0].payload.get("error") or {}
+        kind = (
+            "testId"
+            if target.get("testId")
+            else "selector"
+            if target.get("selector")
+            else "a11yHint"
+        )
+        value: str | dict[str, str] = (
+            target.get("testId") or target.get("selector") or _hint(target) or ""
+        )
+        avoid.append(
+            AvoidTarget(
+                rationale="Frequently fails on this screen (UI churn?)",
+                target=PriorTarget(type=kind, value=value),
+                errorCode=error.get("code"),
+                frequency=len(members),
+            )
+        )
+    return avoid[:MAX_AVOID]
