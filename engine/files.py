@@ -27,8 +27,8 @@ def session_dir(root: Path, session_id: str) -> Path:
     return root / validate_session_id(session_id)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` so that readers see the old file or the new one, never half of it."""
+def _durable_temp(path: Path, data: bytes) -> Path:
+    """`data` written and fsynced to a hidden temp file beside `path` (same filesystem)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -36,25 +36,29 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` so that readers see the old file or the new one, never half of it."""
+    tmp = _durable_temp(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise
 
 
 def atomic_create(path: Path, data: bytes) -> bool:
     """Like `atomic_write`, but never replaces an existing file; False if `path` exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = _durable_temp(path, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        return True
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+    return True

@@ -18,6 +18,7 @@ quarantines an index: only a missing one, or one built by another schema version
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import queue
@@ -151,22 +152,46 @@ def sync_sessions(
     return report
 
 
-def _listing(store: KnowledgeStore, session_id: str) -> tuple[FileSig | None, dict[str, FileSig]]:
-    """Signatures of `session.json` and of every step file, without reading them."""
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A session's files by signature, read in one pass without opening them; `signature` is
+    `engine.indexer.session_signature` of the same pass (a test pins the two equal)."""
+
+    meta_sig: FileSig | None
+    files: dict[str, FileSig]
+    signature: str
+
+
+def list_session(store: KnowledgeStore, session_id: str) -> Listing:
     base = store.root / session_id
-    try:
-        st = (base / SESSION_FILE).stat()
-        meta_sig: FileSig | None = FileSig(st.st_mtime_ns, st.st_size)
-    except FileNotFoundError:
-        meta_sig = None
+    digest = hashlib.blake2b(digest_size=16)
+    meta_sig = _file_sig(base / SESSION_FILE)
+    if meta_sig is not None:
+        digest.update(f"{SESSION_FILE}:{meta_sig.size}:{meta_sig.mtime_ns};".encode())
     files: dict[str, FileSig] = {}
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(base / STEPS_DIR):
-            if entry.name.endswith(".json") and not entry.name.startswith("."):
-                with contextlib.suppress(FileNotFoundError):
-                    st = entry.stat()
-                    files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
-    return meta_sig, files
+    try:
+        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue
+        digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        if not entry.name.startswith(".") and entry.is_file():
+            files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
+    return Listing(meta_sig, files, digest.hexdigest())
+
+
+def _file_sig(path: Path) -> FileSig | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return FileSig(st.st_mtime_ns, st.st_size)
 
 
 def _reindex(
@@ -176,15 +201,14 @@ def _reindex(
     cache: AppendCache | None,
     report: SyncReport,
 ) -> None:
-    signature = session_signature(store, session_id)
-    _, listing = _listing(store, session_id)  # taken before reading: never newer than content
+    listing = list_session(store, session_id)  # taken before reading: never newer than content
     loaded = store.load_session(session_id)
-    writer.replace_session(session_id, session_documents(loaded), signature)
+    writer.replace_session(session_id, session_documents(loaded), listing.signature)
     report.skipped.extend(loaded.skipped)
     report.sessions_indexed += 1
     report.steps_indexed += len(loaded.steps)
     if cache is not None:
-        cache.put(session_id, remember(loaded, listing))
+        cache.put(session_id, remember(loaded, listing.files))
 
 
 def remember(loaded: LoadedSession, listing: dict[str, FileSig]) -> IndexedSession | None:
@@ -228,11 +252,11 @@ def _append(
     known = cache.get(session_id)
     if known is None:
         return False
-    signature = session_signature(store, session_id)
-    meta_sig, listing = _listing(store, session_id)
-    if meta_sig != known.meta_sig or any(listing.get(n) != s for n, s in known.files.items()):
+    listing = list_session(store, session_id)
+    files = listing.files
+    if listing.meta_sig != known.meta_sig or any(files.get(n) != s for n, s in known.files.items()):
         return False
-    new = sorted(set(listing) - set(known.files))
+    new = sorted(set(files) - set(known.files))
     if new and known.files and new[0] <= max(known.files):
         return False  # a step inserted before indexed ones changes their context
     steps = []
@@ -241,11 +265,11 @@ def _append(
             record = store.read_step(store.root / session_id / STEPS_DIR / name)
         except (OSError, ValueError, ValidationError):
             return False  # the whole-session path reports unreadable files with their reason
-        steps.append(LoadedStep(step_id_for(session_id, name), record, listing[name]))
+        steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
     docs, context = tail_documents(known, steps)
-    writer.add_to_session(session_id, docs, signature)
-    files = {**known.files, **{name: listing[name] for name in new}}
-    cache.put(session_id, replace(known, files=files, context=context, seq=known.seq + len(docs)))
+    writer.add_to_session(session_id, docs, listing.signature)
+    indexed = {**known.files, **{name: files[name] for name in new}}
+    cache.put(session_id, replace(known, files=indexed, context=context, seq=known.seq + len(docs)))
     report.sessions_indexed += 1
     report.steps_indexed += len(docs)
     report.appended.add(session_id)

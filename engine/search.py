@@ -159,20 +159,12 @@ class KnowledgeEngine:
                 clauses.append(_term(schema, "ok", "true" if filters.ok else "false"))
             if filters.tool:
                 clauses.append(_term(schema, "tool_name", filters.tool.lower()))
-            if filters.after or filters.before:
-                clauses.append(
-                    _range(
-                        schema,
-                        "ts",
-                        _ms(filters.after) if filters.after else None,
-                        _ms(filters.before) if filters.before else None,
-                    )
-                )
-        elif filters.after or filters.before:
+        if filters.after or filters.before:
+            # Steps by their own time; sessions by their createdAt.
             clauses.append(
                 _range(
                     schema,
-                    "created",
+                    "ts" if steps else "created",
                     _ms(filters.after) if filters.after else None,
                     _ms(filters.before) if filters.before else None,
                 )
