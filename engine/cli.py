@@ -390,10 +390,6 @@ def main() -> None:  # pragma: no cover - console entry
     app()
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 SAMPLE_ROOT = Path(__file__).parent / "sample_root"
 DEMO_QUERIES = (
     "send flow ETH to another account",
@@ -424,23 +420,28 @@ def demo(root: RootOpt = None, index_dir: IndexOpt = None) -> None:
 
 @app.command()
 def serve(
-    transport: Annotated[str, typer.Option("--transport", help="'stdio' or 'http'")] = "stdio",
+    transport: Annotated[
+        str | None, typer.Option("--transport", help="'stdio' (default) or 'http'")
+    ] = None,
     host: Annotated[
         str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")
     ] = None,
     port: Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")] = None,
     token: Annotated[
-        str | None, typer.Option("--token", help="Bearer token for HTTP [env KNOWHOW_TOKEN]")
+        str | None, typer.Option("--token", help="Bearer token for HTTP (env KNOWHOW_TOKEN)")
     ] = None,
     tool_prefix: Annotated[
         str | None, typer.Option("--tool-prefix", help="Prefix of tool names (default mm_)")
     ] = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True)] = 0,
+    verbose: Annotated[
+        int, typer.Option("-v", "--verbose", count=True, help="-v info, -vv debug (stderr)")
+    ] = 0,
 ) -> None:
     """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
     from pydantic import ValidationError
+    from rich.markup import escape
 
     from server.app import serve as run_server
     from server.http import UnsafeBinding
@@ -452,5 +453,9 @@ def serve(
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         run_server(settings, verbose)
     except (ValidationError, UnsafeBinding) as exc:
-        err.print(f"[red]cannot serve[/red]: {exc}")
+        err.print("[red]cannot serve[/red]:", escape(str(exc)))
         raise typer.Exit(2) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -272,12 +272,20 @@ def session_document(loaded: LoadedSession, shared: dict[str, Any]) -> dict[str,
     return doc
 
 
+def step_documents(
+    steps: Iterable[LoadedStep], meta: SessionMetadata, context: SessionContext, start_seq: int = 0
+) -> list[dict[str, Any]]:
+    """Documents of consecutive steps of one session; `context` is advanced past them."""
+    shared = session_fields(meta)
+    docs = []
+    for seq, step in enumerate(steps, start_seq):
+        docs.append(step_document(step, seq, shared, context, meta))
+        context.advance(step.record)
+    return docs
+
+
 def session_documents(loaded: LoadedSession) -> list[dict[str, Any]]:
     """The session document and one document per readable step, in file order."""
-    shared = session_fields(loaded.metadata)
-    docs = [session_document(loaded, shared)]
-    context = SessionContext()
-    for seq, step in enumerate(loaded.steps):
-        docs.append(step_document(step, seq, shared, context, loaded.metadata))
-        context.advance(step.record)
+    docs = [session_document(loaded, session_fields(loaded.metadata))]
+    docs += step_documents(loaded.steps, loaded.metadata, SessionContext())
     return docs

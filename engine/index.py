@@ -131,6 +131,8 @@ class Manifest:
 
     def __init__(self, generation: Path) -> None:
         self.conn = sqlite3.connect(generation / MANIFEST_FILE)
+        self.conn.execute("PRAGMA journal_mode=WAL")  # readers (status) never block the writer
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # the manifest can always be rebuilt
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, signature TEXT)"
         )
@@ -174,6 +176,12 @@ class IndexWriter:
     ) -> None:
         """Delete everything of the session, then add its documents (one commit later)."""
         self.writer.delete_documents_by_term("session_id", session_id)
+        self.add_documents(session_id, documents, signature)
+
+    def add_documents(
+        self, session_id: str, documents: list[dict[str, Any]], signature: str
+    ) -> None:
+        """Add documents of a session (e.g. its newly appended steps) and its new signature."""
         for doc in documents:
             self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
         self._pending_upserts[session_id] = signature

@@ -35,7 +35,7 @@ import orjson
 import tantivy
 from pydantic import ValidationError
 
-from engine.documents import SessionContext, session_documents, session_fields, step_document
+from engine.documents import SessionContext, session_documents, step_documents
 from engine.errors import IndexUnavailable, KnowhowError, StaleIndex
 from engine.files import atomic_write
 from engine.index import MANIFEST_FILE, META_FILE, IndexLayout, IndexReader, IndexWriter
@@ -106,18 +106,6 @@ class AppendCache:
         self._sessions.clear()
 
 
-class LiveWriter(IndexWriter):
-    """The index writer with one more operation: add a session's new step documents."""
-
-    def add_to_session(
-        self, session_id: str, documents: list[dict[str, Any]], signature: str
-    ) -> None:
-        for doc in documents:
-            self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
-        self._pending_upserts[session_id] = signature
-        self._pending_deletes.discard(session_id)
-
-
 @dataclass
 class LiveReport(SyncReport):
     appended: set[str] = field(default_factory=set)
@@ -131,7 +119,7 @@ def sync_sessions(
     cache: AppendCache | None = None,
 ) -> LiveReport:
     """Bring these sessions up to date, then commit once: a session whose folder is gone is
-    dropped; one that only gained step files gets just those (with a cache and a LiveWriter);
+    dropped; one that only gained step files gets just those (with a cache);
     any other is re-indexed whole."""
     started = time.perf_counter()
     report = LiveReport()
@@ -141,11 +129,7 @@ def sync_sessions(
             report.sessions_deleted += 1
             if cache is not None:
                 cache.put(session_id, None)
-        elif not (
-            isinstance(writer, LiveWriter)
-            and cache is not None
-            and _append(store, writer, session_id, cache, report)
-        ):
+        elif not (cache is not None and _append(store, writer, session_id, cache, report)):
             _reindex(store, writer, session_id, cache, report)
     writer.commit()
     report.seconds = time.perf_counter() - started
@@ -232,18 +216,13 @@ def tail_documents(
     known: IndexedSession, steps: list[LoadedStep]
 ) -> tuple[list[dict[str, Any]], SessionContext]:
     """Documents of steps appended after `known`, exactly as `session_documents` makes them."""
-    shared = session_fields(known.metadata)
     context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
-    docs = []
-    for seq, step in enumerate(steps, known.seq):
-        docs.append(step_document(step, seq, shared, context, known.metadata))
-        context.advance(step.record)
-    return docs, context
+    return step_documents(steps, known.metadata, context, known.seq), context
 
 
 def _append(
     store: KnowledgeStore,
-    writer: LiveWriter,
+    writer: IndexWriter,
     session_id: str,
     cache: AppendCache,
     report: LiveReport,
@@ -267,7 +246,7 @@ def _append(
             return False  # the whole-session path reports unreadable files with their reason
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
     docs, context = tail_documents(known, steps)
-    writer.add_to_session(session_id, docs, listing.signature)
+    writer.add_documents(session_id, docs, listing.signature)
     indexed = {**known.files, **{name: files[name] for name in new}}
     cache.put(session_id, replace(known, files=indexed, context=context, seq=known.seq + len(docs)))
     report.sessions_indexed += 1
@@ -438,7 +417,7 @@ class LiveIndex:
         self._events: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._ready = threading.Event()
-        self._writer: LiveWriter | None = None
+        self._writer: IndexWriter | None = None
         self._cache = AppendCache()
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
@@ -555,12 +534,12 @@ class LiveIndex:
         self._ready.set()
         return True
 
-    def _open_writer(self) -> LiveWriter:
+    def _open_writer(self) -> IndexWriter:
         """The writer of the live generation; builds one when there is none or it is stale."""
         current = self.layout.current()
         if current is not None:
             try:
-                return LiveWriter(current)
+                return IndexWriter(current)
             except StaleIndex as exc:
                 if not built_by_other_schema(current):
                     raise  # unreadable right now: retry later, never rebuild over a hiccup
@@ -572,7 +551,7 @@ class LiveIndex:
         self._skips.by_session = {}
         self._skips.update(self.store.session_ids(), report)
         self._skips.save(current)
-        return LiveWriter(current)
+        return IndexWriter(current)
 
     def _start_watcher(self) -> None:
         if not self.watch:

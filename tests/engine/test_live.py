@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ import pytest
 
 from engine.documents import session_documents
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
-from engine.indexer import SyncReport, rebuild
+from engine.indexer import SyncReport, rebuild, session_signature
 from engine.inputs import SearchInput
 from engine.live import (
     LiveIndex,
     WriterLease,
     index_lag,
+    list_session,
     remember,
     sync_sessions,
     tail_documents,
@@ -66,6 +68,10 @@ def wait_for(check: Callable[[], object], timeout: float = 5.0) -> float:
 def hits(engine: KnowledgeEngine, query: str) -> set[str]:
     engine.refresh()
     return {r.stepId for r in engine.search(SearchInput(query=query, limit=100)).results}
+
+
+def searchable(engine: KnowledgeEngine, step_id: str, query: str) -> bool:
+    return step_id in hits(engine, query)
 
 
 @pytest.fixture
@@ -147,11 +153,8 @@ def test_new_step_is_searchable_within_a_second(
     delays = []
     for n in range(5):
         store.record_step(step("mm-fresh1", f"fresh-target-{n}"))
-        delays.append(
-            wait_for(
-                lambda n=n: f"mm-fresh1/{n + 1:04d}-mm_click" in hits(engine, f"fresh target {n}")
-            )
-        )
+        step_id, query = f"mm-fresh1/{n + 1:04d}-mm_click", f"fresh target {n}"
+        delays.append(wait_for(partial(searchable, engine, step_id, query)))
     assert max(delays) < 1.0, delays
     assert live.stats.failedBatches == 0 and live.stats.batches >= 1
 
@@ -310,8 +313,7 @@ def test_live_index_appends_and_matches_a_rebuild(
     new_session(store, "mm-grow1", "send")
     for n in range(4):
         store.record_step(snapshot_step("mm-grow1", n, [("e1", f"Confirm {n}")]))
-        step_id = f"mm-grow1/{n + 1:04d}-mm_click"
-        wait_for(lambda step_id=step_id: step_id in hits(engine, "confirm"))
+        wait_for(partial(searchable, engine, f"mm-grow1/{n + 1:04d}-mm_click", "confirm"))
     assert live.stats.sessionsAppended >= 2
     rebuilt = tmp_path / "rebuilt"
     rebuild(store, rebuilt)
@@ -337,3 +339,24 @@ def test_index_of_another_schema_version_is_rebuilt(
         assert "mm-stale1/0001-mm_click" in hits(engine, "old schema")
     finally:
         live.close()
+
+
+def test_one_pass_listing_signs_sessions_like_the_indexer(store: KnowledgeStore) -> None:
+    """The writer signs a session from its own listing; it must equal the manifest's signature,
+    or every reconcile would re-index every session."""
+    new_session(store, "mm-signed", "send")
+    for n in range(3):
+        store.record_step(step("mm-signed", f"target-{n}"))
+    steps = store.root / "mm-signed" / "steps"
+    (steps / "0004-mm_click.json").write_text("{broken")
+    (steps / ".hidden.json").write_text("{}")
+    (steps / "notes.txt").write_text("not a step")
+    store.record_step(step("mm-nometa", "no-session-json"))
+    for session_id in ("mm-signed", "mm-nometa", "mm-missing"):
+        assert list_session(store, session_id).signature == session_signature(store, session_id)
+    assert sorted(list_session(store, "mm-signed").files) == [
+        "0001-mm_click.json",
+        "0002-mm_click.json",
+        "0003-mm_click.json",
+        "0004-mm_click.json",
+    ]

@@ -7,7 +7,7 @@ accept and reject the same arguments.
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError

@@ -141,7 +141,7 @@ async def test_session_ids_cannot_leave_the_root(
 ) -> None:
     await start(client, "send")
     before = disk_snapshot(tmp_path)
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("mm_knowledge_record_step", {**STEP, "sessionId": bad_id}),
         ("mm_knowledge_start_session", {"sessionId": bad_id}),
         ("mm_knowledge_summarize", {"sessionId": bad_id}),

@@ -1,0 +1,120 @@
+"""The knowhow MCP server: `create_server(settings)` and `serve(settings)` (stdio or HTTP).
+
+Built on the SDK's low-level `Server` so that `tools/list` carries IMPROVEMENT-01's schemas
+exactly and every argument reaches our own validation: a bad argument is an `MM_INVALID_INPUT`
+envelope naming the field, never an SDK-shaped error. The lifespan owns the live index and the
+engine. Logs go to stderr only: in stdio mode stdout is the protocol.
+"""
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from engine.errors import KnowhowError
+from server.envelope import failure, success
+from server.http import MCP_PATH, build_http_app
+from server.settings import ServerSettings
+from server.state import ServerState, open_state
+from server.tools import TOOLS, ToolSpec
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Before exploring a screen or flow, ask {prefix}knowledge_search what earlier agents did "
+    "(all sessions by default; filter by flowTag). Pick a prior run with "
+    "{prefix}knowledge_sessions and read its recipe with {prefix}knowledge_summarize."
+)
+
+
+def _version() -> str:
+    try:
+        return version("knowhow")
+    except PackageNotFoundError:
+        return "0"
+
+
+async def run_tool(
+    tool: ToolSpec, state: ServerState, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """Call a handler and wrap its result or its KnowhowError in the envelope."""
+    try:
+        result = await tool.handler(state, arguments)
+    except KnowhowError as exc:
+        return failure(exc)
+    return success(result)
+
+
+def create_server(settings: ServerSettings) -> Server[ServerState]:
+    """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
+    prefix = settings.tool_prefix
+    tools = {prefix + t.name: t for t in TOOLS}
+    listing = types.ListToolsResult(tools=[t.describe(prefix) for t in TOOLS])
+
+    async def list_tools(
+        ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(
+        ctx: ServerRequestContext[ServerState], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; see tools/list")
+        return await run_tool(tool, ctx.lifespan_context, params.arguments or {})
+
+    @asynccontextmanager
+    async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
+        async with open_state(settings) as state:
+            log.info("knowhow serving %s (index %s)", settings.root, settings.index)
+            yield state
+
+    return Server(
+        "knowhow",
+        version=_version(),
+        instructions=INSTRUCTIONS.replace("{prefix}", prefix),
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(settings: ServerSettings) -> None:
+    server = create_server(settings)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(settings: ServerSettings) -> None:
+    import uvicorn  # only HTTP mode needs it
+
+    app = build_http_app(create_server(settings), settings)
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_config=None, access_log=False
+    )
+    log.info("knowhow listening on http://%s:%d%s", settings.host, settings.port, MCP_PATH)
+    await uvicorn.Server(config).serve()
+
+
+def configure_logging(verbosity: int) -> None:
+    """Log to stderr (`-v` info, `-vv` debug); stdout belongs to the protocol."""
+    level = logging.WARNING - 10 * min(verbosity, 2)
+    logging.basicConfig(
+        stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def serve(settings: ServerSettings, verbosity: int = 0) -> None:
+    """Run until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    configure_logging(verbosity)
+    runner = serve_stdio if settings.transport == "stdio" else serve_http
+    anyio.run(runner, settings)

@@ -1,0 +1,104 @@
+"""Starting a recorded session: a fresh id, git state of the working copy, `session.json`.
+
+For harnesses that drive the browser themselves and record through `mm_knowledge_start_session`
+and `mm_knowledge_record_step`. Git branch, commit and dirtiness are read from the server's
+working directory with the `git` command; without git (or outside a repository) they are left
+out, never an error.
+"""
+
+import logging
+import secrets
+import string
+import subprocess
+import time
+from pathlib import Path
+
+from engine.errors import InvalidInput
+from engine.labels import derive_labels
+from engine.models import GitInfo, SessionMetadata, StepRecord, now_iso
+from engine.redaction import redact_step
+from engine.store import KnowledgeStore
+from server.inputs import RecordStepInput, StartSessionInput
+
+log = logging.getLogger(__name__)
+
+GIT_TIMEOUT_SECONDS = 3.0
+_ALPHABET = string.digits + string.ascii_lowercase
+
+
+def _base36(number: int) -> str:
+    digits = ""
+    while True:
+        number, rest = divmod(number, 36)
+        digits = _ALPHABET[rest] + digits
+        if number == 0:
+            return digits
+
+
+def new_session_id() -> str:
+    """`mm-<time in base 36>-<6 random>` like the TypeScript recorder's ids (sortable by time)."""
+    suffix = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    return f"mm-{_base36(time.time_ns() // 1_000_000)}-{suffix}"
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def detect_git(cwd: Path) -> GitInfo | None:
+    """Branch, short commit and dirtiness of the repository at `cwd`, or None without one."""
+    commit = _git(cwd, "rev-parse", "--short", "HEAD")
+    if commit is None:
+        return None
+    branch = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
+    status = _git(cwd, "status", "--porcelain", "--untracked-files=no")
+    return GitInfo(
+        branch=branch if branch and branch != "HEAD" else None,
+        commit=commit or None,
+        dirty=None if status is None else bool(status),
+    )
+
+
+def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) -> SessionMetadata:
+    """Write the new session's `session.json`; an existing session is never overwritten."""
+    session_id = request.sessionId or new_session_id()
+    store.root.mkdir(parents=True, exist_ok=True)
+    try:
+        (store.root / session_id).mkdir()  # claims the id, even against a concurrent start
+    except FileExistsError:
+        raise InvalidInput(
+            "sessionId", f"session {session_id!r} already exists; omit sessionId for a new one"
+        ) from None
+    metadata = SessionMetadata(
+        sessionId=session_id,
+        createdAt=now_iso(),
+        goal=request.goal,
+        flowTags=list(request.flowTags),
+        tags=list(request.tags),
+        git=detect_git(cwd),
+        build=request.build,
+        launch=request.launch,
+    )
+    store.write_session(metadata)
+    log.info("started session %s (flowTags %s)", session_id, metadata.flowTags)
+    return metadata
+
+
+def prepare_step(request: RecordStepInput, session_id: str, timestamp: str) -> StepRecord:
+    """The record to store: session and time filled in, secrets redacted, labels derived."""
+    record = redact_step(request.to_record(session_id, timestamp))
+    if record.labels is None:
+        labels = derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
+        record = record.model_copy(update={"labels": labels})
+    return record

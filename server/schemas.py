@@ -1,0 +1,206 @@
+"""The tools' JSON schemas: IMPROVEMENT-01 §5 verbatim, plus our additive properties.
+
+They are declared here, not generated from the pydantic inputs, because §5 fixes their exact
+shape (`definitions` + `$ref`, `oneOf` scope, no `anyOf`/`title` noise) and agents read them.
+The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
+`tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
+Additive properties (not in §5): search `offset`; filters `ok`, `tool`, `after`, `before`.
+"""
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+KNOWLEDGE_SCOPE: Schema = {
+    "oneOf": [
+        {"type": "string", "enum": ["current", "all"]},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"sessionId": {"type": "string", "minLength": 4}},
+            "required": ["sessionId"],
+        },
+    ]
+}
+
+KNOWLEDGE_FILTERS: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "flowTag": {"type": "string", "minLength": 1},
+        "tag": {"type": "string", "minLength": 1},
+        "screen": {"type": "string", "minLength": 1},
+        "sinceHours": {"type": "integer", "minimum": 1, "maximum": 720},
+        "gitBranch": {"type": "string", "minLength": 1},
+        "ok": {"type": "boolean", "description": "Only steps that worked (true) or failed (false)"},
+        "tool": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only steps of this tool, e.g. mm_click or click",
+        },
+        "after": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Only steps at or after this ISO-8601 time",
+        },
+        "before": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Only steps before this ISO-8601 time",
+        },
+    },
+}
+
+DEFINITIONS: Schema = {"KnowledgeScope": KNOWLEDGE_SCOPE, "KnowledgeFilters": KNOWLEDGE_FILTERS}
+SCOPE_REF = "#/definitions/KnowledgeScope"
+FILTERS_REF = "#/definitions/KnowledgeFilters"
+
+
+def _knowledge(properties: Schema, required: list[str] | None = None) -> Schema:
+    schema: Schema = {"additionalProperties": False, "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["type"] = "object"
+    schema["definitions"] = DEFINITIONS
+    return schema
+
+
+SEARCH: Schema = _knowledge(
+    {
+        "query": {"type": "string", "minLength": 1, "maxLength": 200},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        "scope": {"$ref": SCOPE_REF, "default": "all"},
+        "filters": {"$ref": FILTERS_REF},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10000,
+            "default": 0,
+            "description": "Skip this many results; call again with offset+limit while hasMore",
+        },
+    },
+    required=["query"],
+)
+
+LAST: Schema = _knowledge(
+    {
+        "n": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+        "scope": {"$ref": SCOPE_REF, "default": "current"},
+        "filters": {"$ref": FILTERS_REF},
+    }
+)
+
+SUMMARIZE: Schema = _knowledge(
+    {
+        "sessionId": {"type": "string", "minLength": 4, "description": "Deprecated: use scope"},
+        "scope": {"$ref": SCOPE_REF, "default": "current"},
+    }
+)
+
+SESSIONS: Schema = _knowledge(
+    {
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "filters": {"$ref": FILTERS_REF},
+    }
+)
+
+_SESSION_ID: Schema = {
+    "type": "string",
+    "minLength": 4,
+    "maxLength": 128,
+    "pattern": "^[A-Za-z0-9._-]+$",
+}
+_TAGS: Schema = {
+    "type": "array",
+    "maxItems": 20,
+    "items": {"type": "string", "minLength": 1, "maxLength": 64},
+}
+
+START_SESSION: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "goal": {"type": "string", "minLength": 1, "maxLength": 500},
+        "flowTags": {
+            **_TAGS,
+            "description": "Flows this run covers: send, swap, connect, sign, onboarding, "
+            "settings, tx-confirmation, …",
+        },
+        "tags": {**_TAGS, "description": "Free-form tags, e.g. smoke"},
+        "sessionId": {**_SESSION_ID, "description": "Your own id (default: a new mm-… id)"},
+        "build": {"type": "object", "description": 'e.g. {"buildType": "build:test"}'},
+        "launch": {
+            "type": "object",
+            "description": 'e.g. {"stateMode": "default", "extensionPath": "dist/chrome"}',
+        },
+    },
+}
+
+_TARGET: Schema = {
+    "type": "object",
+    "properties": {
+        "testId": {"type": "string"},
+        "selector": {"type": "string"},
+        "a11yRef": {"type": "string"},
+    },
+}
+
+RECORD_STEP: Schema = {
+    "type": "object",
+    "additionalProperties": True,
+    "required": ["tool", "outcome"],
+    "properties": {
+        "sessionId": {**_SESSION_ID, "description": "Default: the current session"},
+        "timestamp": {"type": "string", "format": "date-time", "description": "Default: now"},
+        "schemaVersion": {"type": "integer", "enum": [1]},
+        "tool": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 128},
+                "input": {"type": "object"},
+                "target": _TARGET,
+                "textRedacted": {"type": "boolean"},
+                "textLength": {"type": "integer", "minimum": 0},
+            },
+        },
+        "outcome": {
+            "type": "object",
+            "required": ["ok"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "error": {
+                    "type": "object",
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                },
+            },
+        },
+        "observation": {
+            "type": "object",
+            "description": "What the screen showed after the step: state {currentScreen, "
+            "currentUrl}, testIds [{testId, tag, text, visible}], a11y {nodes [{ref, role, name}]}",
+        },
+        "labels": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+STATUS: Schema = {"type": "object", "additionalProperties": False, "properties": {}}
+
+ENVELOPE: Schema = {
+    "type": "object",
+    "required": ["ok"],
+    "properties": {
+        "ok": {"type": "boolean"},
+        "result": {"type": "object"},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        },
+    },
+    "oneOf": [
+        {"properties": {"ok": {"const": True}}, "required": ["result"]},
+        {"properties": {"ok": {"const": False}}, "required": ["error"]},
+    ],
+}
+"""Every tool's output: `{"ok": true, "result": …}` or `{"ok": false, "error": {code, message}}`."""

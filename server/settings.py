@@ -1,0 +1,52 @@
+"""Settings of the MCP server: the engine's settings plus transport, security and live-index knobs.
+
+Read once, by `knowhow serve` (CLI flags override the environment), and passed to
+`create_server`; nothing else reads the environment.
+"""
+
+from ipaddress import ip_address
+from typing import Literal
+
+from pydantic import Field, SecretStr
+
+from engine.settings import Settings
+
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+
+
+class ServerSettings(Settings):
+    """Environment (prefix `KNOWHOW_`), in addition to ROOT, INDEX, SYNONYMS and SESSION:
+
+    TRANSPORT        `stdio` (default) or `http` (streamable HTTP)
+    HOST, PORT       HTTP address (default 127.0.0.1:8765); any non-loopback host needs TOKEN
+    TOKEN            bearer token HTTP clients must send (`Authorization: Bearer …`)
+    ALLOWED_ORIGINS  browser origins accepted besides loopback ones (JSON list)
+    TOOL_PREFIX      prefix of every tool name (default `mm_`)
+    """
+
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token: SecretStr | None = None
+    allowed_origins: list[str] = Field(default_factory=list)
+    tool_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_]{0,32}$")
+    debounce_ms: int = Field(default=100, ge=0, le=5000)
+    writer_retry_seconds: float = Field(default=1.0, gt=0)
+    reconcile_seconds: float = Field(default=60.0, gt=0)
+    startup_wait_seconds: float = Field(default=15.0, ge=0)
+
+    def is_loopback(self) -> bool:
+        """Whether HTTP binds to this machine only (then no token is required)."""
+        return is_loopback_host(self.host)
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """`localhost`, 127.0.0.0/8 or ::1."""
+    if not host:
+        return False
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,84 @@
+"""What one server process owns for its lifetime: store, engine, live index, current session.
+
+Created by the lifespan (`open_state`) and handed to every tool; nothing lives in module
+globals, so two servers in one process (tests) never share state. Engine calls are blocking
+(Tantivy, files) and run on worker threads, so one slow search never stalls the protocol loop.
+"""
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+import anyio.to_thread
+
+from engine.index import IndexReader
+from engine.live import IndexStatus, LiveIndex
+from engine.search import KnowledgeEngine
+from engine.store import KnowledgeStore
+from server.settings import ServerSettings
+
+T = TypeVar("T")
+
+
+@dataclass
+class ServerState:
+    settings: ServerSettings
+    store: KnowledgeStore
+    engine: KnowledgeEngine
+    live: LiveIndex
+    cwd: Path
+
+    @property
+    def current_session(self) -> str | None:
+        """The session scope "current" means: the one this server started, else KNOWHOW_SESSION."""
+        return self.engine.current_session
+
+    async def query(self, action: Callable[[], T]) -> T:
+        """Run a read on a worker thread, after reloading so commits of any process are seen."""
+
+        def run() -> T:
+            self.engine.refresh()
+            return action()
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def write(self, action: Callable[[], T]) -> T:
+        """Run a file write on a worker thread; it never waits for indexing (the watcher does)."""
+        return await anyio.to_thread.run_sync(action)
+
+    async def status(self) -> IndexStatus:
+        def run() -> IndexStatus:
+            return self.live.status(self._fresh_reader, self.current_session)
+
+        return await anyio.to_thread.run_sync(run)
+
+    def _fresh_reader(self) -> IndexReader:
+        self.engine.refresh()
+        return self.engine.reader
+
+
+@asynccontextmanager
+async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
+    """Start the live index (writer or reader, decided by the lease) and the engine."""
+    store = KnowledgeStore(settings.root)
+    live = LiveIndex(
+        store,
+        settings.index,
+        debounce_seconds=settings.debounce_ms / 1000,
+        retry_seconds=settings.writer_retry_seconds,
+        reconcile_seconds=settings.reconcile_seconds,
+    )
+    await anyio.to_thread.run_sync(partial(live.start, wait=settings.startup_wait_seconds))
+    engine = KnowledgeEngine(
+        settings.root,
+        settings.index,
+        synonyms=settings.synonym_table(),
+        current_session=settings.session,
+    )
+    try:
+        yield ServerState(settings, store, engine, live, Path.cwd())
+    finally:
+        await anyio.to_thread.run_sync(live.close)

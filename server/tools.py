@@ -1,0 +1,182 @@
+"""The MCP tools: their contract (name, title, description, schema, hints) and their handlers.
+
+Each handler validates its arguments (an `InvalidInput` naming the field), makes one engine
+call on a worker thread and returns a typed result; `server.app` wraps it in the envelope.
+Descriptions are written for the agent: when to use the tool, with an example call.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from mcp import types
+
+from engine.errors import NoActiveSession
+from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput, validate
+from engine.models import now_iso
+from engine.results import Result
+from server import schemas
+from server.inputs import RecordStepInput, StartSessionInput, StatusInput
+from server.recording import begin_session, prepare_step
+from server.state import ServerState
+
+Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
+
+
+class SessionStarted(Result):
+    sessionId: str
+    session: dict[str, Any]
+
+
+class StepRecorded(Result):
+    stepId: str
+    sessionId: str
+    labels: list[str]
+    textRedacted: bool = False
+
+
+async def search(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(SearchInput, args)
+    return await state.query(partial(state.engine.search, request))
+
+
+async def last(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(LastInput, args)
+    return await state.query(partial(state.engine.last, request))
+
+
+async def summarize(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(SummarizeInput, args)
+    return await state.query(partial(state.engine.summarize, request))
+
+
+async def sessions(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(SessionsInput, args)
+    return await state.query(partial(state.engine.sessions, request))
+
+
+async def start_session(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(StartSessionInput, args)
+    metadata = await state.write(partial(begin_session, state.store, request, state.cwd))
+    state.engine.current_session = metadata.sessionId
+    return SessionStarted(
+        sessionId=metadata.sessionId, session=metadata.model_dump(mode="json", exclude_none=True)
+    )
+
+
+async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(RecordStepInput, args)
+    session_id = request.sessionId or state.current_session
+    if session_id is None:
+        raise NoActiveSession(
+            f"no current session: call {state.settings.tool_prefix}knowledge_start_session "
+            "first, or pass sessionId"
+        )
+    record = prepare_step(request, session_id, now_iso())
+    step_id = await state.write(partial(state.store.record_step, record))
+    return StepRecorded(
+        stepId=step_id,
+        sessionId=session_id,
+        labels=record.labels or [],
+        textRedacted=bool(record.tool.textRedacted),
+    )
+
+
+async def status(state: ServerState, args: dict[str, Any]) -> Result:
+    validate(StatusInput, args)
+    return await state.status()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    """Without the configurable prefix: `knowledge_search` is served as `mm_knowledge_search`."""
+    title: str
+    description: str
+    input_schema: schemas.Schema
+    handler: Handler
+    read_only: bool = True
+
+    def describe(self, prefix: str) -> types.Tool:
+        return types.Tool(
+            name=prefix + self.name,
+            title=self.title,
+            description=self.description.replace("{prefix}", prefix),
+            input_schema=self.input_schema,
+            output_schema=schemas.ENVELOPE,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=False,
+                idempotent_hint=self.read_only,
+                open_world_hint=False,
+            ),
+        )
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "knowledge_search",
+        "Search prior knowledge",
+        "Search what earlier agents did, across all sessions by default: steps (tool, screen, "
+        "target, outcome) best first, with match evidence. Use it before exploring a screen or "
+        'flow, e.g. {"query": "send button", "filters": {"flowTag": "send"}}; page with offset '
+        "while hasMore.",
+        schemas.SEARCH,
+        search,
+    ),
+    ToolSpec(
+        "knowledge_last",
+        "Last steps",
+        "The last n steps, oldest first, of the current session (default) or of any scope. Use "
+        'it to recall what just happened, e.g. after an error: {"n": 5}.',
+        schemas.LAST,
+        last,
+    ),
+    ToolSpec(
+        "knowledge_summarize",
+        "Summarize a session",
+        "A session's recipe: screens visited, actions that worked, failures and how they were "
+        "recovered. Use it on a session found with {prefix}knowledge_sessions, e.g. "
+        '{"scope": {"sessionId": "mm-…"}}.',
+        schemas.SUMMARIZE,
+        summarize,
+    ),
+    ToolSpec(
+        "knowledge_sessions",
+        "List sessions",
+        "Recent sessions, newest first, with goal, flowTags, tags, git branch and step counts. "
+        'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "send"}}.',
+        schemas.SESSIONS,
+        sessions,
+    ),
+    ToolSpec(
+        "knowledge_start_session",
+        "Start a recorded session",
+        "Start recording a session (goal, flowTags, tags) and make it this server's current "
+        "session. Call it once at the start of a run when your harness drives the browser itself.",
+        schemas.START_SESSION,
+        start_session,
+        read_only=False,
+    ),
+    ToolSpec(
+        "knowledge_record_step",
+        "Record a step",
+        "Record one step you performed (tool, target, outcome, observation) in the current "
+        "session; every agent can search it within a second. Text typed into password or "
+        "recovery-phrase fields is stored as [REDACTED].",
+        schemas.RECORD_STEP,
+        record_step,
+        read_only=False,
+    ),
+    ToolSpec(
+        "knowledge_status",
+        "Index status",
+        "Health of the knowledge index: documents indexed, sessions, files skipped and why, "
+        "index lag, and whether this process writes the index. Use it when results look "
+        "missing or stale.",
+        schemas.STATUS,
+        status,
+    ),
+)
