@@ -104,9 +104,17 @@ def _index_session(
 
 
 def sync(
-    store: KnowledgeStore, writer: IndexWriter, progress: ProgressFn | None = None
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    progress: ProgressFn | None = None,
+    commit_every: int | None = COMMIT_EVERY_DOCS,
 ) -> SyncReport:
-    """Bring the index in line with the files: add new, re-index changed, drop deleted sessions."""
+    """Bring the index in line with the files: add new, re-index changed, drop deleted sessions.
+
+    A long sync of a live index commits every `commit_every` documents so that progress
+    becomes searchable; a rebuild (None) commits once, since nothing is visible before the
+    swap and each commit costs a flush and segment merges.
+    """
     started = time.perf_counter()
     report = SyncReport()
     known = writer.manifest.signatures()
@@ -122,7 +130,7 @@ def sync(
     for done, (session_id, signature) in enumerate(changed, 1):
         prepared = prepare_session(store.root, session_id, signature)
         pending_docs += _write_prepared(writer, prepared, report)
-        if pending_docs >= COMMIT_EVERY_DOCS:
+        if commit_every is not None and pending_docs >= commit_every:
             writer.commit()
             pending_docs = 0
         if progress:
@@ -141,7 +149,7 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     generation = create_generation(layout)
     writer = IndexWriter(generation)
     try:
-        report = sync(store, writer, progress)
+        report = sync(store, writer, progress, commit_every=None)
     finally:
         writer.close(merge=True)
     layout.publish(generation)

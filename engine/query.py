@@ -13,15 +13,15 @@ from dataclasses import dataclass
 
 import tantivy
 
-from analyzers import QueryTerm, SynonymTable, analyze_query, edit_distance, max_typo_edits
+from analyzers import QueryTerm, SynonymTable, analyze_query
 from engine.schema import DOC_STEP, FIELD_BOOSTS, SCORED_FIELDS
+from engine.vocabulary import TypoVocabulary
 
 TYPO_WEIGHT = 0.5
 PREFIX_WEIGHT = 0.4
 MIN_PREFIX_CHARS = 3
 MAX_PREFIX_TERMS = 8
 MAX_TYPO_TERMS = 3
-TYPO_SCAN_LIMIT = 20_000
 POSTING_BUDGET = 0.3
 """Postings a query may score, as a fraction of the documents (see `budget_clauses`)."""
 MIN_POSTING_BUDGET = 20_000
@@ -53,27 +53,11 @@ def _doc_freqs(searcher: tantivy.Searcher, token: str) -> dict[str, int]:
     return {f: n for f in SCORED_FIELDS if (n := searcher.doc_freq(f, token)) > 0}
 
 
-def _typo_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm]:
-    """Known tokens within the allowed edit distance of an unknown one (same first letter)."""
-    limit = max_typo_edits(term.token)
-    if limit == 0:
-        return []
-    found: dict[str, tuple[int, int]] = {}
-    for field in SCORED_FIELDS:
-        for candidate, df in searcher.terms_with_prefix(
-            field, term.token[0], None, TYPO_SCAN_LIMIT
-        ):
-            if candidate in found or abs(len(candidate) - len(term.token)) > limit:
-                continue
-            distance = edit_distance(term.token, candidate, limit)
-            if distance <= limit:
-                found[candidate] = (distance, df)
-            else:
-                continue
-    best = sorted(found.items(), key=lambda kv: (kv[1][0], -kv[1][1], kv[0]))[:MAX_TYPO_TERMS]
+def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
+    """Known words within the allowed edit distance of a word the index has never seen."""
     return [
-        QueryTerm(tok, TYPO_WEIGHT * term.weight / dist, term.concept, "typo")
-        for tok, (dist, _) in best
+        QueryTerm(word, TYPO_WEIGHT * term.weight / distance, term.concept, "typo")
+        for word, distance in vocabulary.corrections(term.token)[:MAX_TYPO_TERMS]
     ]
 
 
@@ -89,7 +73,12 @@ def _prefix_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm
     return [QueryTerm(tok, PREFIX_WEIGHT * term.weight, term.concept, "prefix") for tok, _ in best]
 
 
-def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) -> PlannedQuery:
+def plan_query(
+    searcher: tantivy.Searcher,
+    text: str,
+    synonyms: SynonymTable,
+    vocabulary: TypoVocabulary | None = None,
+) -> PlannedQuery:
     base = analyze_query(text, synonyms)
     terms: dict[str, QueryTerm] = {}
 
@@ -104,7 +93,8 @@ def plan_query(searcher: tantivy.Searcher, text: str, synonyms: SynonymTable) ->
         if term.kind not in ("exact", "whole"):
             continue
         if not _doc_freqs(searcher, term.token):
-            for typo in _typo_terms(searcher, term):
+            vocabulary = vocabulary or TypoVocabulary(searcher)
+            for typo in _typo_terms(vocabulary, term):
                 add(typo)
         for prefix in _prefix_terms(searcher, term):
             add(prefix)

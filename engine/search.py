@@ -44,6 +44,7 @@ from engine.results import (
 from engine.schema import DOC_SESSION
 from engine.store import KnowledgeStore
 from engine.summarize import summarize_session
+from engine.vocabulary import TypoVocabulary
 
 RERANK_WINDOW = 100
 COVERAGE_WEIGHT = 1.0
@@ -106,6 +107,8 @@ class KnowledgeEngine:
         self.now = now or (lambda: datetime.now(UTC))
         self.current_session = current_session
         self._reader: IndexReader | None = None
+        self._typo: TypoVocabulary | None = None
+        self._typo_path: Path | None = None
 
     # -- index access ----------------------------------------------------------------------
     @property
@@ -115,6 +118,13 @@ class KnowledgeEngine:
         if self._reader is None or (current is not None and current != self._reader.path):
             self._reader = IndexReader.open(self.layout)
         return self._reader
+
+    def _vocabulary(self, searcher: tantivy.Searcher) -> TypoVocabulary:
+        """The typo vocabulary, rebuilt at most once a minute (and after a rebuild swap)."""
+        if self._typo is None or self._typo.stale or self._typo_path != self.reader.path:
+            self._typo = TypoVocabulary(searcher)
+            self._typo_path = self.reader.path
+        return self._typo
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""
@@ -175,7 +185,7 @@ class KnowledgeEngine:
     def search(self, request: SearchInput) -> SearchPage:
         reader = self.reader
         searcher = reader.searcher()
-        plan = plan_query(searcher, request.query, self.synonyms)
+        plan = plan_query(searcher, request.query, self.synonyms, self._vocabulary(searcher))
         must = self._filter_clauses(request.scope, request.filters, steps=True)
         query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, _unscored(q)) for q in must]
