@@ -16,365 +16,44 @@ redone by a fresh writer and a full reconcile; the loop lives. Nothing here dele
 quarantines an index: only a missing one, or one built by another schema version, is rebuilt.
 """
 
-import contextlib
-import fcntl
-import hashlib
 import logging
 import os
 import queue
-import sqlite3
 import threading
 import time
-from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
-import tantivy
-from pydantic import ValidationError
 
-from engine.documents import SessionContext, session_documents, step_documents
 from engine.errors import IndexUnavailable, KnowhowError, StaleIndex
-from engine.files import atomic_write
-from engine.index import MANIFEST_FILE, META_FILE, IndexLayout, IndexReader, IndexWriter
-from engine.indexer import SyncReport, rebuild, session_signature
-from engine.models import SessionMetadata, now_iso
-from engine.results import Result
-from engine.schema import DOC_SESSION, DOC_STEP, SCHEMA_VERSION
+from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
+from engine.index_status import (
+    MAX_LISTED,
+    IndexStatus,
+    SkipLedger,
+    document_counts,
+    index_lag,
+    read_skips,
+)
+from engine.indexer import rebuild
+from engine.lease import WriterLease, writer_pid
+from engine.models import now_iso
+from engine.schema import SCHEMA_VERSION
+from engine.session_sync import AppendCache, changed_sessions, sync_sessions
 from engine.store import (
-    SESSION_FILE,
-    STEPS_DIR,
-    FileSig,
     KnowledgeStore,
-    LoadedSession,
-    LoadedStep,
-    Skip,
-    step_id_for,
 )
 from engine.watcher import RootWatcher
 
 log = logging.getLogger(__name__)
 
-LEASE_FILE = "writer.lock"
-SKIPS_FILE = "skipped.json"
 DEBOUNCE_SECONDS = 0.1
 RETRY_SECONDS = 1.0
 RECONCILE_SECONDS = 60.0
 UNWATCHED_RECONCILE_SECONDS = 2.0
 IDLE_CHECK_SECONDS = 0.5
-MAX_LISTED = 50
-APPEND_CACHE_SESSIONS = 4096
-
-
-# -- indexing sessions ---------------------------------------------------------------------
-@dataclass
-class IndexedSession:
-    """What the writer indexed of a session: enough to add appended steps without reading or
-    re-indexing the earlier ones (their file signatures, the session as the agent saw it after
-    the last step, the number of step documents)."""
-
-    meta_sig: FileSig
-    files: dict[str, FileSig]
-    context: SessionContext
-    seq: int
-    metadata: SessionMetadata
-
-
-class AppendCache:
-    """The writer's memory of recently indexed sessions (LRU), valid for one writer tenure."""
-
-    def __init__(self, limit: int = APPEND_CACHE_SESSIONS) -> None:
-        self.limit = limit
-        self._sessions: OrderedDict[str, IndexedSession] = OrderedDict()
-
-    def get(self, session_id: str) -> IndexedSession | None:
-        known = self._sessions.get(session_id)
-        if known is not None:
-            self._sessions.move_to_end(session_id)
-        return known
-
-    def put(self, session_id: str, known: IndexedSession | None) -> None:
-        self._sessions.pop(session_id, None)
-        if known is not None:
-            self._sessions[session_id] = known
-            if len(self._sessions) > self.limit:
-                self._sessions.popitem(last=False)
-
-    def clear(self) -> None:
-        self._sessions.clear()
-
-
-@dataclass
-class LiveReport(SyncReport):
-    appended: set[str] = field(default_factory=set)
-    """Sessions that only got new steps (their earlier skipped files still stand)."""
-
-
-def sync_sessions(
-    store: KnowledgeStore,
-    writer: IndexWriter,
-    session_ids: Iterable[str],
-    cache: AppendCache | None = None,
-) -> LiveReport:
-    """Bring these sessions up to date, then commit once: a session whose folder is gone is
-    dropped; one that only gained step files gets just those (with a cache);
-    any other is re-indexed whole."""
-    started = time.perf_counter()
-    report = LiveReport()
-    for session_id in sorted(set(session_ids)):
-        if not (store.root / session_id).is_dir():
-            writer.delete_session(session_id)
-            report.sessions_deleted += 1
-            if cache is not None:
-                cache.put(session_id, None)
-        elif not (cache is not None and _append(store, writer, session_id, cache, report)):
-            _reindex(store, writer, session_id, cache, report)
-    writer.commit()
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """A session's files by signature, read in one pass without opening them; `signature` is
-    `engine.indexer.session_signature` of the same pass (a test pins the two equal)."""
-
-    meta_sig: FileSig | None
-    files: dict[str, FileSig]
-    signature: str
-
-
-def list_session(store: KnowledgeStore, session_id: str) -> Listing:
-    base = store.root / session_id
-    digest = hashlib.blake2b(digest_size=16)
-    meta_sig = _file_sig(base / SESSION_FILE)
-    if meta_sig is not None:
-        digest.update(f"{SESSION_FILE}:{meta_sig.size}:{meta_sig.mtime_ns};".encode())
-    files: dict[str, FileSig] = {}
-    try:
-        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
-    except FileNotFoundError:
-        entries = []
-    for entry in entries:
-        if not entry.name.endswith(".json"):
-            continue
-        try:
-            st = entry.stat()
-        except FileNotFoundError:
-            continue
-        digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-        if not entry.name.startswith(".") and entry.is_file():
-            files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
-    return Listing(meta_sig, files, digest.hexdigest())
-
-
-def _file_sig(path: Path) -> FileSig | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return FileSig(st.st_mtime_ns, st.st_size)
-
-
-def _reindex(
-    store: KnowledgeStore,
-    writer: IndexWriter,
-    session_id: str,
-    cache: AppendCache | None,
-    report: SyncReport,
-) -> None:
-    listing = list_session(store, session_id)  # taken before reading: never newer than content
-    loaded = store.load_session(session_id)
-    writer.replace_session(session_id, session_documents(loaded), listing.signature)
-    report.skipped.extend(loaded.skipped)
-    report.sessions_indexed += 1
-    report.steps_indexed += len(loaded.steps)
-    if cache is not None:
-        cache.put(session_id, remember(loaded, listing.files))
-
-
-def remember(loaded: LoadedSession, listing: dict[str, FileSig]) -> IndexedSession | None:
-    """The cache entry for a session just indexed whole, or None when it cannot be appended to
-    (no readable `session.json`, or a skipped file we have no signature of)."""
-    if not loaded.has_metadata_file or loaded.meta_sig is None:
-        return None
-    files = {s.step_id.split("/", 1)[1] + ".json": s.sig for s in loaded.steps}
-    for skip in loaded.skipped:
-        name = Path(skip.path).name
-        if name not in listing:
-            return None
-        files[name] = listing[name]
-    context = SessionContext()
-    for step in loaded.steps:
-        context.advance(step.record)
-    return IndexedSession(loaded.meta_sig, files, context, len(loaded.steps), loaded.metadata)
-
-
-def tail_documents(
-    known: IndexedSession, steps: list[LoadedStep]
-) -> tuple[list[dict[str, Any]], SessionContext]:
-    """Documents of steps appended after `known`, exactly as `session_documents` makes them."""
-    context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
-    return step_documents(steps, known.metadata, context, known.seq), context
-
-
-def _append(
-    store: KnowledgeStore,
-    writer: IndexWriter,
-    session_id: str,
-    cache: AppendCache,
-    report: LiveReport,
-) -> bool:
-    """Index only the new step files of a session, if that is all that changed."""
-    known = cache.get(session_id)
-    if known is None:
-        return False
-    listing = list_session(store, session_id)
-    files = listing.files
-    if listing.meta_sig != known.meta_sig or any(files.get(n) != s for n, s in known.files.items()):
-        return False
-    new = sorted(set(files) - set(known.files))
-    if new and known.files and new[0] <= max(known.files):
-        return False  # a step inserted before indexed ones changes their context
-    steps = []
-    for name in new:
-        try:
-            record = store.read_step(store.root / session_id / STEPS_DIR / name)
-        except (OSError, ValueError, ValidationError):
-            return False  # the whole-session path reports unreadable files with their reason
-        steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
-    docs, context = tail_documents(known, steps)
-    writer.add_documents(session_id, docs, listing.signature)
-    indexed = {**known.files, **{name: files[name] for name in new}}
-    cache.put(session_id, replace(known, files=indexed, context=context, seq=known.seq + len(docs)))
-    report.sessions_indexed += 1
-    report.steps_indexed += len(docs)
-    report.appended.add(session_id)
-    return True
-
-
-def changed_sessions(store: KnowledgeStore, signatures: dict[str, str]) -> list[str]:
-    """Sessions whose files differ from what the index was built from: new, changed, deleted."""
-    on_disk = store.session_ids()
-    changed = [s for s in on_disk if signatures.get(s) != session_signature(store, s)]
-    return changed + sorted(set(signatures) - set(on_disk))
-
-
-def read_manifest(generation: Path | None) -> dict[str, str]:
-    """The per-session signatures a generation was built from, read-only (any process)."""
-    path = generation / MANIFEST_FILE if generation else None
-    if path is None or not path.exists():
-        return {}
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-    try:
-        return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
-    except sqlite3.Error:
-        return {}
-    finally:
-        conn.close()
-
-
-# -- skipped files -------------------------------------------------------------------------
-class SkipLedger:
-    """Files the index could not read, by session, kept beside the generation so that every
-    process (and the next writer) can report them, not only the one that met them."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.by_session: dict[str, list[dict[str, str]]] = {}
-
-    def load(self, generation: Path) -> None:
-        self.by_session = read_skips(generation)
-
-    def update(self, session_ids: Iterable[str], report: SyncReport) -> bool:
-        """Replace the entries of re-indexed sessions; True when anything changed."""
-        grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for skip in report.skipped:
-            session, entry = self._entry(skip)
-            if session:
-                grouped[session].append(entry)
-        before = dict(self.by_session)
-        for session_id in session_ids:
-            if grouped.get(session_id):
-                self.by_session[session_id] = grouped[session_id]
-            else:
-                self.by_session.pop(session_id, None)
-        return before != self.by_session
-
-    def save(self, generation: Path) -> None:
-        atomic_write(generation / SKIPS_FILE, orjson.dumps(self.by_session))
-
-    def _entry(self, skip: Skip) -> tuple[str | None, dict[str, str]]:
-        try:
-            relative = Path(skip.path).relative_to(self.root)
-        except ValueError:
-            return None, {}
-        return relative.parts[0], {"path": relative.as_posix(), "reason": skip.reason}
-
-
-def read_skips(generation: Path | None) -> dict[str, list[dict[str, str]]]:
-    if generation is None:
-        return {}
-    try:
-        data = orjson.loads((generation / SKIPS_FILE).read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-# -- the writer lease ----------------------------------------------------------------------
-class WriterLease:
-    """An exclusive, non-blocking `flock` on `<index>/writer.lock` holding the holder's pid.
-
-    flock belongs to the open file, so two LiveIndex objects in one process exclude each other
-    as two processes do, and the kernel releases it when the holder dies (even by SIGKILL).
-    """
-
-    def __init__(self, base: Path) -> None:
-        self.path = Path(base) / LEASE_FILE
-        self._fd: int | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def try_acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
-def writer_pid(base: Path) -> int | None:
-    """The pid the last lease holder wrote, when that process is still alive."""
-    try:
-        pid = int((Path(base) / LEASE_FILE).read_text().strip() or 0)
-    except (OSError, ValueError):
-        return None
-    if pid <= 0:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
 
 
 # -- the live index ------------------------------------------------------------------------
@@ -643,69 +322,3 @@ def built_by_other_schema(generation: Path) -> bool:
     except (OSError, ValueError):
         return False
     return not isinstance(meta, dict) or meta.get("schemaVersion") != SCHEMA_VERSION
-
-
-# -- status --------------------------------------------------------------------------------
-class IndexLag(Result):
-    """How far the index is behind the files: sessions not yet (re)indexed, and how long the
-    longest-waiting of them has waited (seconds since its newest file was written)."""
-
-    pendingSessions: int
-    seconds: float
-    sessions: list[str]
-
-
-class IndexStatus(Result):
-    schemaVersion: int
-    root: str
-    index: str
-    generation: str | None
-    documents: dict[str, int] | None
-    sessionsOnDisk: int
-    pid: int
-    isWriter: bool
-    writerPid: int | None
-    live: dict[str, Any]
-    indexLag: IndexLag
-    skippedCount: int
-    skipped: list[dict[str, str]]
-    currentSession: str | None = None
-    error: str | None = None
-
-
-def document_counts(reader: IndexReader) -> dict[str, int]:
-    searcher = reader.searcher()
-
-    def count(doc_type: str) -> int:
-        query = tantivy.Query.term_query(reader.schema, "doc_type", doc_type, index_option="basic")
-        found = searcher.search(query, limit=1, count=True)
-        return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
-
-    return {"steps": count(DOC_STEP), "sessions": count(DOC_SESSION)}
-
-
-def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
-    signatures = read_manifest(generation)
-    pending = changed_sessions(store, signatures)
-    now = time.time()
-    waits = [now - newest_mtime(store, s) for s in pending]
-    return IndexLag(
-        pendingSessions=len(pending),
-        seconds=round(max([w for w in waits if w < now], default=0.0), 3),
-        sessions=pending[:MAX_LISTED],
-    )
-
-
-def newest_mtime(store: KnowledgeStore, session_id: str) -> float:
-    """Modification time of a session's newest file (0 when it has none any more)."""
-    base = store.root / session_id
-    paths = [base / SESSION_FILE]
-    with contextlib.suppress(FileNotFoundError):
-        paths += [Path(e.path) for e in os.scandir(base / STEPS_DIR) if e.name.endswith(".json")]
-    times = []
-    for path in paths:
-        try:
-            times.append(path.stat().st_mtime)
-        except FileNotFoundError:
-            continue
-    return max(times, default=0.0)

@@ -15,7 +15,8 @@ from typing import TypeVar
 import anyio.to_thread
 
 from engine.index import IndexReader
-from engine.live import IndexStatus, LiveIndex
+from engine.index_status import IndexStatus
+from engine.live import LiveIndex
 from engine.search import KnowledgeEngine
 from engine.store import KnowledgeStore
 from server.settings import ServerSettings

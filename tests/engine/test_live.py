@@ -20,20 +20,14 @@ import pytest
 
 from engine.documents import session_documents
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
+from engine.index_status import index_lag
 from engine.indexer import SyncReport, rebuild, session_signature
 from engine.inputs import SearchInput
-from engine.live import (
-    LiveIndex,
-    WriterLease,
-    index_lag,
-    list_session,
-    remember,
-    sync_sessions,
-    tail_documents,
-    writer_pid,
-)
+from engine.lease import WriterLease, writer_pid
+from engine.live import LiveIndex
 from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
 from engine.search import KnowledgeEngine
+from engine.session_sync import list_session, remember, sync_sessions, tail_documents
 from engine.store import KnowledgeStore
 from engine.watcher import session_of
 

@@ -1,0 +1,146 @@
+"""What `mm_knowledge_status` reports: documents, sessions, files skipped and why, index lag.
+
+Skipped files are kept in `skipped.json` beside the index by the writer, so every process
+(reader or writer) can report them.
+"""
+
+import contextlib
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import tantivy
+
+from engine.files import atomic_write
+from engine.index import IndexReader
+from engine.indexer import SyncReport
+from engine.results import Result
+from engine.schema import DOC_SESSION, DOC_STEP
+from engine.session_sync import changed_sessions, read_manifest
+from engine.store import (
+    SESSION_FILE,
+    STEPS_DIR,
+    KnowledgeStore,
+    Skip,
+)
+
+SKIPS_FILE = "skipped.json"
+MAX_LISTED = 50
+
+
+# -- skipped files -------------------------------------------------------------------------
+class SkipLedger:
+    """Files the index could not read, by session, kept beside the generation so that every
+    process (and the next writer) can report them, not only the one that met them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.by_session: dict[str, list[dict[str, str]]] = {}
+
+    def load(self, generation: Path) -> None:
+        self.by_session = read_skips(generation)
+
+    def update(self, session_ids: Iterable[str], report: SyncReport) -> bool:
+        """Replace the entries of re-indexed sessions; True when anything changed."""
+        grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for skip in report.skipped:
+            session, entry = self._entry(skip)
+            if session:
+                grouped[session].append(entry)
+        before = dict(self.by_session)
+        for session_id in session_ids:
+            if grouped.get(session_id):
+                self.by_session[session_id] = grouped[session_id]
+            else:
+                self.by_session.pop(session_id, None)
+        return before != self.by_session
+
+    def save(self, generation: Path) -> None:
+        atomic_write(generation / SKIPS_FILE, orjson.dumps(self.by_session))
+
+    def _entry(self, skip: Skip) -> tuple[str | None, dict[str, str]]:
+        try:
+            relative = Path(skip.path).relative_to(self.root)
+        except ValueError:
+            return None, {}
+        return relative.parts[0], {"path": relative.as_posix(), "reason": skip.reason}
+
+
+def read_skips(generation: Path | None) -> dict[str, list[dict[str, str]]]:
+    if generation is None:
+        return {}
+    try:
+        data = orjson.loads((generation / SKIPS_FILE).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- status --------------------------------------------------------------------------------
+class IndexLag(Result):
+    """How far the index is behind the files: sessions not yet (re)indexed, and how long the
+    longest-waiting of them has waited (seconds since its newest file was written)."""
+
+    pendingSessions: int
+    seconds: float
+    sessions: list[str]
+
+
+class IndexStatus(Result):
+    schemaVersion: int
+    root: str
+    index: str
+    generation: str | None
+    documents: dict[str, int] | None
+    sessionsOnDisk: int
+    pid: int
+    isWriter: bool
+    writerPid: int | None
+    live: dict[str, Any]
+    indexLag: IndexLag
+    skippedCount: int
+    skipped: list[dict[str, str]]
+    currentSession: str | None = None
+    error: str | None = None
+
+
+def document_counts(reader: IndexReader) -> dict[str, int]:
+    searcher = reader.searcher()
+
+    def count(doc_type: str) -> int:
+        query = tantivy.Query.term_query(reader.schema, "doc_type", doc_type, index_option="basic")
+        found = searcher.search(query, limit=1, count=True)
+        return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
+
+    return {"steps": count(DOC_STEP), "sessions": count(DOC_SESSION)}
+
+
+def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
+    signatures = read_manifest(generation)
+    pending = changed_sessions(store, signatures)
+    now = time.time()
+    waits = [now - newest_mtime(store, s) for s in pending]
+    return IndexLag(
+        pendingSessions=len(pending),
+        seconds=round(max([w for w in waits if w < now], default=0.0), 3),
+        sessions=pending[:MAX_LISTED],
+    )
+
+
+def newest_mtime(store: KnowledgeStore, session_id: str) -> float:
+    """Modification time of a session's newest file (0 when it has none any more)."""
+    base = store.root / session_id
+    paths = [base / SESSION_FILE]
+    with contextlib.suppress(FileNotFoundError):
+        paths += [Path(e.path) for e in os.scandir(base / STEPS_DIR) if e.name.endswith(".json")]
+    times = []
+    for path in paths:
+        try:
+            times.append(path.stat().st_mtime)
+        except FileNotFoundError:
+            continue
+    return max(times, default=0.0)

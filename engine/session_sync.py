@@ -1,0 +1,242 @@
+"""Bring chosen sessions of the index up to date, cheaply.
+
+A session that only gained step files (an agent recording) gets just the new documents, built
+from a cached session context (`AppendCache`); any other change re-indexes it whole; a session
+whose folder is gone is dropped. One commit per call. Used by the live index's writer.
+"""
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine.documents import SessionContext, session_documents, step_documents
+from engine.index import MANIFEST_FILE, IndexWriter
+from engine.indexer import SyncReport, session_signature
+from engine.models import SessionMetadata
+from engine.store import (
+    SESSION_FILE,
+    STEPS_DIR,
+    FileSig,
+    KnowledgeStore,
+    LoadedSession,
+    LoadedStep,
+    step_id_for,
+)
+
+APPEND_CACHE_SESSIONS = 4096
+
+
+# -- indexing sessions ---------------------------------------------------------------------
+@dataclass
+class IndexedSession:
+    """What the writer indexed of a session: enough to add appended steps without reading or
+    re-indexing the earlier ones (their file signatures, the session as the agent saw it after
+    the last step, the number of step documents)."""
+
+    meta_sig: FileSig
+    files: dict[str, FileSig]
+    context: SessionContext
+    seq: int
+    metadata: SessionMetadata
+
+
+class AppendCache:
+    """The writer's memory of recently indexed sessions (LRU), valid for one writer tenure."""
+
+    def __init__(self, limit: int = APPEND_CACHE_SESSIONS) -> None:
+        self.limit = limit
+        self._sessions: OrderedDict[str, IndexedSession] = OrderedDict()
+
+    def get(self, session_id: str) -> IndexedSession | None:
+        known = self._sessions.get(session_id)
+        if known is not None:
+            self._sessions.move_to_end(session_id)
+        return known
+
+    def put(self, session_id: str, known: IndexedSession | None) -> None:
+        self._sessions.pop(session_id, None)
+        if known is not None:
+            self._sessions[session_id] = known
+            if len(self._sessions) > self.limit:
+                self._sessions.popitem(last=False)
+
+    def clear(self) -> None:
+        self._sessions.clear()
+
+
+@dataclass
+class LiveReport(SyncReport):
+    appended: set[str] = field(default_factory=set)
+    """Sessions that only got new steps (their earlier skipped files still stand)."""
+
+
+def sync_sessions(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_ids: Iterable[str],
+    cache: AppendCache | None = None,
+) -> LiveReport:
+    """Bring these sessions up to date, then commit once: a session whose folder is gone is
+    dropped; one that only gained step files gets just those (with a cache);
+    any other is re-indexed whole."""
+    started = time.perf_counter()
+    report = LiveReport()
+    for session_id in sorted(set(session_ids)):
+        if not (store.root / session_id).is_dir():
+            writer.delete_session(session_id)
+            report.sessions_deleted += 1
+            if cache is not None:
+                cache.put(session_id, None)
+        elif not (cache is not None and _append(store, writer, session_id, cache, report)):
+            _reindex(store, writer, session_id, cache, report)
+    writer.commit()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A session's files by signature, read in one pass without opening them; `signature` is
+    `engine.indexer.session_signature` of the same pass (a test pins the two equal)."""
+
+    meta_sig: FileSig | None
+    files: dict[str, FileSig]
+    signature: str
+
+
+def list_session(store: KnowledgeStore, session_id: str) -> Listing:
+    base = store.root / session_id
+    digest = hashlib.blake2b(digest_size=16)
+    meta_sig = _file_sig(base / SESSION_FILE)
+    if meta_sig is not None:
+        digest.update(f"{SESSION_FILE}:{meta_sig.size}:{meta_sig.mtime_ns};".encode())
+    files: dict[str, FileSig] = {}
+    try:
+        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue
+        digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+        if not entry.name.startswith(".") and entry.is_file():
+            files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
+    return Listing(meta_sig, files, digest.hexdigest())
+
+
+def _file_sig(path: Path) -> FileSig | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return FileSig(st.st_mtime_ns, st.st_size)
+
+
+def _reindex(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    cache: AppendCache | None,
+    report: SyncReport,
+) -> None:
+    listing = list_session(store, session_id)  # taken before reading: never newer than content
+    loaded = store.load_session(session_id)
+    writer.replace_session(session_id, session_documents(loaded), listing.signature)
+    report.skipped.extend(loaded.skipped)
+    report.sessions_indexed += 1
+    report.steps_indexed += len(loaded.steps)
+    if cache is not None:
+        cache.put(session_id, remember(loaded, listing.files))
+
+
+def remember(loaded: LoadedSession, listing: dict[str, FileSig]) -> IndexedSession | None:
+    """The cache entry for a session just indexed whole, or None when it cannot be appended to
+    (no readable `session.json`, or a skipped file we have no signature of)."""
+    if not loaded.has_metadata_file or loaded.meta_sig is None:
+        return None
+    files = {s.step_id.split("/", 1)[1] + ".json": s.sig for s in loaded.steps}
+    for skip in loaded.skipped:
+        name = Path(skip.path).name
+        if name not in listing:
+            return None
+        files[name] = listing[name]
+    context = SessionContext()
+    for step in loaded.steps:
+        context.advance(step.record)
+    return IndexedSession(loaded.meta_sig, files, context, len(loaded.steps), loaded.metadata)
+
+
+def tail_documents(
+    known: IndexedSession, steps: list[LoadedStep]
+) -> tuple[list[dict[str, Any]], SessionContext]:
+    """Documents of steps appended after `known`, exactly as `session_documents` makes them."""
+    context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
+    return step_documents(steps, known.metadata, context, known.seq), context
+
+
+def _append(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    cache: AppendCache,
+    report: LiveReport,
+) -> bool:
+    """Index only the new step files of a session, if that is all that changed."""
+    known = cache.get(session_id)
+    if known is None:
+        return False
+    listing = list_session(store, session_id)
+    files = listing.files
+    if listing.meta_sig != known.meta_sig or any(files.get(n) != s for n, s in known.files.items()):
+        return False
+    new = sorted(set(files) - set(known.files))
+    if new and known.files and new[0] <= max(known.files):
+        return False  # a step inserted before indexed ones changes their context
+    steps = []
+    for name in new:
+        try:
+            record = store.read_step(store.root / session_id / STEPS_DIR / name)
+        except (OSError, ValueError, ValidationError):
+            return False  # the whole-session path reports unreadable files with their reason
+        steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
+    docs, context = tail_documents(known, steps)
+    writer.add_documents(session_id, docs, listing.signature)
+    indexed = {**known.files, **{name: files[name] for name in new}}
+    cache.put(session_id, replace(known, files=indexed, context=context, seq=known.seq + len(docs)))
+    report.sessions_indexed += 1
+    report.steps_indexed += len(docs)
+    report.appended.add(session_id)
+    return True
+
+
+def changed_sessions(store: KnowledgeStore, signatures: dict[str, str]) -> list[str]:
+    """Sessions whose files differ from what the index was built from: new, changed, deleted."""
+    on_disk = store.session_ids()
+    changed = [s for s in on_disk if signatures.get(s) != session_signature(store, s)]
+    return changed + sorted(set(signatures) - set(on_disk))
+
+
+def read_manifest(generation: Path | None) -> dict[str, str]:
+    """The per-session signatures a generation was built from, read-only (any process)."""
+    path = generation / MANIFEST_FILE if generation else None
+    if path is None or not path.exists():
+        return {}
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
