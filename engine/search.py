@@ -79,6 +79,11 @@ def _range(
     )
 
 
+def _key(address: tantivy.DocAddress) -> tuple[int, int]:
+    """A document's identity within one searcher (DocAddress is not hashable)."""
+    return (address.segment_ord, address.doc)
+
+
 def _unscored(query: tantivy.Query) -> tantivy.Query:
     """A filter: it must match, but adds nothing to the score."""
     return tantivy.Query.const_score_query(query, 0.0)
@@ -194,12 +199,14 @@ class KnowledgeEngine:
         end = request.offset + request.limit
         found = searcher.search(query, limit=max(RERANK_WINDOW, end), count=True)
         head = found.hits[:RERANK_WINDOW]
+        docs = {_key(address): searcher.doc(address) for _, address in head}
+        scores = {_key(address): score for score, address in head}
         if len(plan.clauses) < len(plan.all_clauses):
-            head = self._rescore(head, plan)
+            scores = self._rescore(docs, plan)
         now_ms = _ms(self.now())
         ranked = []
-        for score, address in head:
-            doc = searcher.doc(address)
+        for key, doc in docs.items():
+            score = scores[key]
             created = int(doc["created"][0])
             ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
             factor = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
@@ -231,15 +238,16 @@ class KnowledgeEngine:
         )
 
     def _rescore(
-        self, hits: list[tuple[float, Any]], plan: PlannedQuery
-    ) -> list[tuple[float, Any]]:
+        self, docs: dict[tuple[int, int], Any], plan: PlannedQuery
+    ) -> dict[tuple[int, int], float]:
         """Exact BM25 of every clause for the retrieved candidates only (cheap: an intersection
-        with a small set), after retrieval ran on the clauses that fit the posting budget."""
-        if not hits:
-            return hits
+        with a small set), after retrieval ran on the clauses that fit the posting budget.
+        Every candidate matches: its retrieval clauses are among all the clauses."""
+        if not docs:
+            return {}
         searcher = self.reader.searcher()
         schema = self.reader.schema
-        ids = [searcher.doc(address)["step_id"][0] for _, address in hits]
+        ids = [doc["step_id"][0] for doc in docs.values()]
         query = tantivy.Query.boolean_query(
             [
                 (
@@ -250,7 +258,7 @@ class KnowledgeEngine:
             ]
         )
         rescored = searcher.search(query, limit=len(ids), count=False)
-        return sorted(rescored.hits, key=lambda h: -h[0])
+        return {_key(address): score for score, address in rescored.hits}
 
     def _empty_hint(self, query: str) -> str:
         flows, screens = self.vocabulary()
