@@ -435,6 +435,19 @@ def serve(
     ] = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
+    chromium: Annotated[
+        Path | None,
+        typer.Option("--chromium", help="Chromium of the browser tools (env KNOWHOW_CHROMIUM)"),
+    ] = None,
+    screen_rules: Annotated[
+        Path | None,
+        typer.Option(
+            "--screen-rules",
+            exists=True,
+            dir_okay=False,
+            help="Screen-detection rules (JSON) of the app under test; default MetaMask's",
+        ),
+    ] = None,
     verbose: Annotated[
         int, typer.Option("-v", "--verbose", count=True, help="-v info, -vv debug (stderr)")
     ] = 0,
@@ -444,15 +457,18 @@ def serve(
     from rich.markup import escape
 
     from server.app import serve as run_server
+    from server.browser import InvalidScreenRules, load_screen_rules
     from server.http import UnsafeBinding
     from server.settings import ServerSettings
 
     given: dict[str, Any] = {"transport": transport, "host": host, "port": port, "token": token}
     given |= {"tool_prefix": tool_prefix, "root": root, "index": index_dir}
+    given |= {"chromium": chromium, "screen_rules": screen_rules}
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
+        load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
         run_server(settings, verbose)
-    except (ValidationError, UnsafeBinding) as exc:
+    except (ValidationError, UnsafeBinding, InvalidScreenRules) as exc:
         err.print("[red]cannot serve[/red]:", escape(str(exc)))
         raise typer.Exit(2) from None
 

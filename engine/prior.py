@@ -4,11 +4,12 @@ Drawn from ALL history through the index (no 48-hour or 5-session window): steps
 this screen (the index records the screen an action was taken on, not the one it led to) or on
 elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 — never for
 `unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
-actionable tool 2; confidence = score / 20), weighted by outcome and age. Successful steps
-are grouped by target into ranked suggestions whose preferred target is a testId visible now,
-else — when the remembered testId is gone (renamed) — the element with the same role and name,
-else the selector, else the role and name; targets that failed at least twice on this screen
-are listed in `avoid`.
+actionable tool 2; confidence = score / 20), weighted by outcome and by its session's age.
+Successful steps are grouped by target into suggestions, ranked by summed weight, then by the
+order in which they were used (a form reads top to bottom). A suggestion's preferred target is
+a testId visible now, else — when the remembered testId is gone (renamed) — the element with
+the same role and name, else the selector, else the role and name; targets that failed at
+least twice on this screen are listed in `avoid`.
 """
 
 from collections.abc import Sequence
@@ -98,6 +99,8 @@ class PriorKnowledge(Result):
 class _Candidate:
     step_id: str
     session_id: str
+    seq: int
+    """Position of the step in its session."""
     payload: dict[str, Any]
     confidence: float
     weight: float
@@ -187,8 +190,10 @@ def _similarity(payload: dict[str, Any], now: _Now) -> int:
     return score
 
 
-def _age_weight(timestamp: str, now_ms: int) -> float:
-    age_days = max(0.0, (now_ms - epoch_ms(timestamp)) / 86_400_000)
+def _age_weight(created_ms: int, now_ms: int) -> float:
+    """By the session's age: the UI an agent saw is a property of when its session ran, and
+    the seconds between two steps of one session must not reorder them."""
+    age_days = max(0.0, (now_ms - created_ms) / 86_400_000)
     return float(0.5 ** (age_days / HALF_LIFE_DAYS))
 
 
@@ -240,10 +245,11 @@ def prior_knowledge(
             doc = searcher.doc(address)
             payload = orjson.loads(doc["payload"][0])
             confidence = min(1.0, _similarity(payload, seen_now) / 20)
-            weight = confidence * _age_weight(payload.get("timestamp", ""), now_ms)
-            loaded.append(
-                _Candidate(doc["step_id"][0], doc["session_id"][0], payload, confidence, weight)
-            )
+            created = int(doc["created"][0]) or epoch_ms(payload.get("timestamp"))
+            weight = confidence * _age_weight(created, now_ms)
+            step_id, session_id = doc["step_id"][0], doc["session_id"][0]
+            seq = int(doc["seq"][0])
+            loaded.append(_Candidate(step_id, session_id, seq, payload, confidence, weight))
         return loaded
 
     candidates = load(_retrieval_query(schema, context))
@@ -289,9 +295,15 @@ def _suggestions(worked: list[_Candidate], context: ScreenContext) -> list[Sugge
         if key is not None:
             action = tool_action(candidate.payload.get("tool", ""))
             groups.setdefault((action, key), []).append(candidate)
+    # Equally good targets in the order they were used: the form's first field first.
     ranked = sorted(
         groups.items(),
-        key=lambda kv: (-sum(c.weight for c in kv[1]), -len(kv[1]), kv[0]),
+        key=lambda kv: (
+            -sum(c.weight for c in kv[1]),
+            -len(kv[1]),
+            min(c.seq for c in kv[1]),
+            kv[0],
+        ),
     )
     suggestions: list[SuggestedAction] = []
     for (action, _), members in ranked:

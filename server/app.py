@@ -20,6 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from engine.errors import KnowhowError
+from server.browser.tools import BROWSER_TOOLS
 from server.envelope import failure, success
 from server.http import MCP_PATH, build_http_app
 from server.settings import ServerSettings
@@ -56,8 +57,9 @@ async def run_tool(
 def create_server(settings: ServerSettings) -> Server[ServerState]:
     """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
     prefix = settings.tool_prefix
-    tools = {prefix + t.name: t for t in TOOLS}
-    listing = types.ListToolsResult(tools=[t.describe(prefix) for t in TOOLS])
+    specs = (*TOOLS, *BROWSER_TOOLS)
+    tools = {prefix + t.name: t for t in specs}
+    listing = types.ListToolsResult(tools=[t.describe(prefix) for t in specs])
 
     async def list_tools(
         ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None

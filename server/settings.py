@@ -5,6 +5,7 @@ Read once, by `knowhow serve` (CLI flags override the environment), and passed t
 """
 
 from ipaddress import ip_address
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr
@@ -22,6 +23,9 @@ class ServerSettings(Settings):
     TOKEN            bearer token HTTP clients must send (`Authorization: Bearer …`)
     ALLOWED_ORIGINS  browser origins accepted besides loopback ones (JSON list)
     TOOL_PREFIX      prefix of every tool name (default `mm_`)
+    CHROMIUM         Chromium for the browser tools (default /usr/bin/chromium when present,
+                     else Playwright's own browser)
+    SCREEN_RULES     JSON screen-detection rules of the app under test (default: MetaMask's)
     """
 
     transport: Literal["stdio", "http"] = "stdio"
@@ -34,6 +38,8 @@ class ServerSettings(Settings):
     writer_retry_seconds: float = Field(default=1.0, gt=0)
     reconcile_seconds: float = Field(default=60.0, gt=0)
     startup_wait_seconds: float = Field(default=15.0, ge=0)
+    chromium: Path | None = None
+    screen_rules: Path | None = None
 
     def is_loopback(self) -> bool:
         """Whether HTTP binds to this machine only (then no token is required)."""

@@ -19,6 +19,7 @@ from engine.index_status import IndexStatus
 from engine.live import LiveIndex
 from engine.search import KnowledgeEngine
 from engine.store import KnowledgeStore
+from server.browser.driver import BrowserDriver, load_screen_rules
 from server.settings import ServerSettings
 
 T = TypeVar("T")
@@ -31,6 +32,8 @@ class ServerState:
     engine: KnowledgeEngine
     live: LiveIndex
     cwd: Path
+    browser: BrowserDriver
+    """The browser tools' Chromium (started by launch, closed with the lifespan)."""
 
     @property
     def current_session(self) -> str | None:
@@ -64,6 +67,8 @@ class ServerState:
 @asynccontextmanager
 async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     """Start the live index (writer or reader, decided by the lease) and the engine."""
+    rules = load_screen_rules(settings.screen_rules)  # a bad rules file fails before anything runs
+    browser = BrowserDriver(settings.chromium, rules, settings.tool_prefix)
     store = KnowledgeStore(settings.root)
     live = LiveIndex(
         store,
@@ -80,6 +85,9 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
         current_session=settings.session,
     )
     try:
-        yield ServerState(settings, store, engine, live, Path.cwd())
+        yield ServerState(settings, store, engine, live, Path.cwd(), browser)
     finally:
-        await anyio.to_thread.run_sync(live.close)
+        try:
+            await browser.aclose()
+        finally:
+            await anyio.to_thread.run_sync(live.close)

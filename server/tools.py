@@ -97,6 +97,8 @@ class ToolSpec:
     input_schema: schemas.Schema
     handler: Handler
     read_only: bool = True
+    open_world: bool = False
+    """True for tools that act on a web page (the browser tools)."""
 
     def describe(self, prefix: str) -> types.Tool:
         return types.Tool(
@@ -110,7 +112,7 @@ class ToolSpec:
                 read_only_hint=self.read_only,
                 destructive_hint=False,
                 idempotent_hint=self.read_only,
-                open_world_hint=False,
+                open_world_hint=self.open_world,
             ),
         )
 

@@ -118,3 +118,16 @@ def test_no_same_screen_bonus_for_unknown_screens(kb: Knowledge) -> None:
     prior = kb.engine().prior_knowledge(context)
     assert prior.similarSteps == []
     assert prior.avoid == []
+
+
+def test_equally_good_suggestions_keep_the_order_they_were_used_in(kb: Knowledge) -> None:
+    """Steps of one session weigh the same (age is the session's), so the form's fields come
+    before its submit button, as the earlier agent used them."""
+    kb.session("mm-agent-a", hours_ago=30, flow_tags=["send"])
+    kb.step("mm-agent-a", "mm_describe_screen", screen="send")
+    send_ids = [t for t, _ in SEND_IDS] + ["send-continue-button"]
+    for test_id in send_ids:
+        tool = "mm_click" if test_id.endswith("button") else "mm_type"
+        kb.step("mm-agent-a", tool, test_id=test_id, screen="send", test_ids=send_ids)
+    prior = kb.engine().prior_knowledge(send_screen("mm-agent-b", test_ids=send_ids))
+    assert [s.preferredTarget.value for s in prior.suggestedNextActions] == send_ids

@@ -100,6 +100,22 @@ SPEC_TOOLS: dict[str, Any] = {
 ADDITIVE_FILTERS = {"ok", "tool", "after", "before"}
 ADDITIVE_PROPERTIES = {"mm_knowledge_search": {"offset"}}
 RECORDING_TOOLS = {"mm_knowledge_start_session", "mm_knowledge_record_step", "mm_knowledge_status"}
+BROWSER_TOOLS = {
+    "mm_" + name
+    for name in (
+        "launch",
+        "navigate",
+        "click",
+        "type",
+        "wait_for",
+        "describe_screen",
+        "list_testids",
+        "accessibility_snapshot",
+        "get_state",
+        "screenshot",
+        "cleanup",
+    )
+}
 
 
 def check_knowledge_schema(name: str, served: dict[str, Any]) -> None:

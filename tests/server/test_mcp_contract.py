@@ -19,7 +19,12 @@ from server.inputs import RecordStepInput, StartSessionInput
 from server.schemas import ENVELOPE
 from server.settings import ServerSettings
 from server.tools import TOOLS
-from tests.server.spec_schemas import RECORDING_TOOLS, SPEC_TOOLS, check_knowledge_schema
+from tests.server.spec_schemas import (
+    BROWSER_TOOLS,
+    RECORDING_TOOLS,
+    SPEC_TOOLS,
+    check_knowledge_schema,
+)
 
 READ_ONLY = {*SPEC_TOOLS, "mm_knowledge_status"}
 
@@ -32,7 +37,7 @@ def settings(root: Path, index: Path, **extra: Any) -> ServerSettings:
 async def test_tools_list_matches_the_spec(root: Path, index: Path) -> None:
     async with Client(create_server(settings(root, index))) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == set(SPEC_TOOLS) | RECORDING_TOOLS
+    assert set(tools) == set(SPEC_TOOLS) | RECORDING_TOOLS | BROWSER_TOOLS
     for name in SPEC_TOOLS:
         check_knowledge_schema(name, tools[name].input_schema)
     for name, tool in tools.items():
@@ -49,7 +54,9 @@ async def test_tools_list_matches_the_spec(root: Path, index: Path) -> None:
 async def test_tool_prefix_is_configurable(root: Path, index: Path) -> None:
     async with Client(create_server(settings(root, index, tool_prefix="kh_"))) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {n.replace("mm_", "kh_", 1) for n in set(SPEC_TOOLS) | RECORDING_TOOLS}
+        assert names == {
+            n.replace("mm_", "kh_", 1) for n in set(SPEC_TOOLS) | RECORDING_TOOLS | BROWSER_TOOLS
+        }
         with pytest.raises(MCPError, match="unknown tool"):
             await client.call_tool("mm_knowledge_search", {"query": "send"})
 
