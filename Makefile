@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 ## run: index the knowledge root (or the bundled sample) and show example searches
 run: install
-	$(BIN)/knowhow demo
+	$(BIN)/knowhow demo --serve
 
 lint: install
 	$(BIN)/ruff check engine analyzers server tests scripts

@@ -5,6 +5,7 @@ Human-readable by default, `--json` for machines. Errors print `{"ok": false, "e
 """
 
 import json
+import shutil
 import statistics
 import sys
 import time
@@ -400,22 +401,52 @@ DEMO_QUERIES = (
 
 
 @app.command()
-def demo(root: RootOpt = None, index_dir: IndexOpt = None) -> None:
-    """Index the knowledge root (the bundled sample when it is empty) and show example searches."""
+def demo(
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    serve_mcp: Annotated[
+        bool, typer.Option("--serve", help="Then serve MCP over HTTP and the demo wallet app")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="MCP HTTP port")] = 8765,
+    app_port: Annotated[int, typer.Option("--app-port", help="Demo wallet app port")] = 8766,
+) -> None:
+    """Index the knowledge root and show example searches (an empty root gets the bundled sample
+    sessions first); with --serve, then serve MCP over HTTP and the demo wallet app."""
     settings = _settings(root, index_dir)
-    if not KnowledgeStore(settings.root).session_ids():
-        out.print(f"[yellow]{settings.root} has no sessions; using the bundled sample[/yellow]")
-        settings = settings.model_copy(update={"root": SAMPLE_ROOT})
+    store = KnowledgeStore(settings.root)
+    if not store.session_ids():
+        shutil.copytree(SAMPLE_ROOT, settings.root, dirs_exist_ok=True)
+        out.print(f"[yellow]{settings.root} was empty: copied the bundled sample sessions[/yellow]")
     with _progress("indexing", False) as progress:
-        report = _run(
-            False, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress)
-        )
+        report = _run(False, lambda: ensure_index(store, settings.index, progress))
     _report(report, False)
     engine = _engine(settings)
     for text in DEMO_QUERIES:
         page = engine.search(SearchInput(query=text, limit=3))
         _render_steps(f"search {text!r}", page.results, page.total)
     out.print(f"Try: knowhow search 'your words' --root {settings.root} --index {settings.index}")
+    if serve_mcp:
+        _serve_demo(settings, port, app_port)
+
+
+def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
+    from server.app import serve as run_server
+    from server.demo import demo_app
+    from server.settings import ServerSettings
+
+    server_settings = ServerSettings(
+        root=settings.root, index=settings.index, transport="http", port=port
+    )
+    with demo_app(app_port) as app_url:
+        out.print(
+            f"\n[bold]MCP server[/bold]: http://127.0.0.1:{port}/mcp (streamable HTTP)\n"
+            f'  client config: {{"url": "http://127.0.0.1:{port}/mcp"}}\n'
+            f"  or over stdio: knowhow serve --root {settings.root} --index {settings.index}\n"
+            f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo_app/README.md);\n"
+            f'  try mm_launch {{"url": "{app_url}", "flowTags": ["send"]}}, then '
+            "mm_describe_screen.\nCtrl-C stops both."
+        )
+        run_server(server_settings)
 
 
 @app.command()

@@ -6,11 +6,7 @@ the tools need none.
 """
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import cache, partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +16,9 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 from server.browser.driver import chromium_executable
-from tests.server.mcp_helpers import REPO, call, ok
+from server.demo import DEMO_APP
+from tests.server.mcp_helpers import call, ok
 
-DEMO_APP = REPO / "server" / "demo_app"
 DEMO_RULES = DEMO_APP / "screen-rules.json"
 PASSWORD = "correct horse battery staple"
 RECIPIENT = "0x2f318C334780961FB129D2a6c30D0763d9a5C970"
@@ -48,26 +44,6 @@ needs_chromium = pytest.mark.skipif(
     not chromium_available(),
     reason="no Chromium: apt-get install chromium (or set KNOWHOW_CHROMIUM to a Chromium binary)",
 )
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log on the test output."""
-
-
-@contextmanager
-def demo_app() -> Iterator[str]:
-    """The demo wallet served on a free port; yields its base URL."""
-    handler = partial(_QuietHandler, directory=str(DEMO_APP))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, name="demo-app", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
 
 
 def prior(describe: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import anyio
 import orjson
 import pytest
 
+from server.demo import demo_app
 from tests.server.browser_helpers import (
     DEMO_RULES,
     FAIL_FAST_MS,
@@ -24,7 +25,6 @@ from tests.server.browser_helpers import (
     RECIPIENT,
     as_target,
     balance,
-    demo_app,
     failure,
     needs_chromium,
     preferred,

@@ -14,12 +14,12 @@ from mcp import Client
 
 from server.app import create_server
 from server.browser.tools import BROWSER_TOOLS
+from server.demo import demo_app
 from server.settings import ServerSettings
 from tests.server.browser_helpers import (
     DEMO_RULES,
     FAIL_FAST_MS,
     PASSWORD,
-    demo_app,
     failure,
     needs_chromium,
     unlock,
