@@ -229,10 +229,9 @@ def step_document(
         "route",
         "notice",
     )
-    step_tokens = {t for name in evidence_fields for t in fields[name].split()}
-    step_tokens.update(
-        t for name in ("flow", "goal", "tags", "branch") for t in shared[name].split()
-    )
+    texts = [fields[name] for name in evidence_fields]
+    texts += [shared[name] for name in ("flow", "goal", "tags", "branch")]
+    step_tokens = dict.fromkeys(" ".join(texts).split())  # ordered: builds are reproducible
     rank = rank_record(record.outcome.ok, step_tokens, fields["error"].split())
     doc = dict(shared)
     doc.update(fields)
