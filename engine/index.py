@@ -46,6 +46,13 @@ class IndexLayout:
         path = self.base / name
         return path if name and path.is_dir() else None
 
+    def stamp(self) -> int | None:
+        """The pointer file's modification time (ns): changes whenever a generation is published."""
+        try:
+            return (self.base / CURRENT_FILE).stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+
     def new_generation(self) -> Path:
         self.base.mkdir(parents=True, exist_ok=True)
         numbers = [

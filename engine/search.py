@@ -112,16 +112,21 @@ class KnowledgeEngine:
         self.now = now or (lambda: datetime.now(UTC))
         self.current_session = current_session
         self._reader: IndexReader | None = None
+        self._reader_stamp: int | None = None
         self._typo: TypoVocabulary | None = None
         self._typo_path: Path | None = None
 
     # -- index access ----------------------------------------------------------------------
     @property
     def reader(self) -> IndexReader:
-        """The reader of the live generation, reopened when a rebuild swapped it."""
-        current = self.layout.current()
-        if self._reader is None or (current is not None and current != self._reader.path):
-            self._reader = IndexReader.open(self.layout)
+        """The reader of the live generation, reopened when a rebuild swapped it (noticed by the
+        pointer file's mtime: one stat per call, not a read)."""
+        stamp = self.layout.stamp()
+        if self._reader is None or stamp != self._reader_stamp:
+            current = self.layout.current()
+            if self._reader is None or (current is not None and current != self._reader.path):
+                self._reader = IndexReader.open(self.layout)
+            self._reader_stamp = stamp
         return self._reader
 
     def _vocabulary(self, searcher: tantivy.Searcher) -> TypoVocabulary:
