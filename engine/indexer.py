@@ -7,9 +7,11 @@ names, sizes and modification times, without parsing them.
 """
 
 import hashlib
+import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,9 @@ ProgressFn = Callable[[int, int], None]
 """Called with (sessions done, sessions total)."""
 
 COMMIT_EVERY_DOCS = 200_000
+PARALLEL_MIN_SESSIONS = 64
+PARALLEL_WORKERS = 1
+"""One worker: with the main process (Tantivy calls) and Tantivy's indexing thread, 2 cores."""
 
 
 @dataclass
@@ -103,6 +108,20 @@ def _index_session(
     return _write_prepared(writer, prepare_session(store.root, session_id, signature), report)
 
 
+def _prepared(root: Path, work: list[tuple[str, str]]) -> Iterator[PreparedSession]:
+    """Sessions read and analysed, in order: in worker processes for a bulk build (parsing and
+    analysis are pure Python and parallelise per session), in this process for a few."""
+    if len(work) < PARALLEL_MIN_SESSIONS or (os.cpu_count() or 1) < 2:
+        for session_id, signature in work:
+            yield prepare_session(root, session_id, signature)
+        return
+    context = multiprocessing.get_context("spawn")  # the writer has threads: never fork it
+    with ProcessPoolExecutor(max_workers=PARALLEL_WORKERS, mp_context=context) as pool:
+        ids = [session_id for session_id, _ in work]
+        signatures = [signature for _, signature in work]
+        yield from pool.map(prepare_session, [root] * len(work), ids, signatures, chunksize=16)
+
+
 def sync(
     store: KnowledgeStore,
     writer: IndexWriter,
@@ -127,8 +146,7 @@ def sync(
         else:
             changed.append((session_id, signature))
     pending_docs = 0
-    for done, (session_id, signature) in enumerate(changed, 1):
-        prepared = prepare_session(store.root, session_id, signature)
+    for done, prepared in enumerate(_prepared(store.root, changed), 1):
         pending_docs += _write_prepared(writer, prepared, report)
         if commit_every is not None and pending_docs >= commit_every:
             writer.commit()

@@ -73,6 +73,8 @@ def _sig(path: Path) -> FileSig:
 def _reason(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
+        if first["type"] == "json_invalid":  # an empty or half-written file
+            return f"invalid JSON: {first['ctx'].get('error', first['msg'])}"
         where = ".".join(str(p) for p in first["loc"]) or "record"
         return f"invalid record: {where}: {first['msg']}"
     if isinstance(exc, orjson.JSONDecodeError):
@@ -127,7 +129,7 @@ class KnowledgeStore:
 
     def read_step(self, path: Path) -> StepRecord:
         """One step file; raises OSError, ValueError or ValidationError when unreadable."""
-        return StepRecord.model_validate(orjson.loads(path.read_bytes()))
+        return StepRecord.model_validate_json(path.read_bytes())
 
     def load_session(self, session_id: str) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised."""
