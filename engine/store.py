@@ -4,6 +4,7 @@ The files are the source of truth. Reading never fails on one bad file: a corrup
 half-written JSON file is reported as a `Skip` (path + reason) and the rest loads.
 """
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
+from engine.errors import InvalidInput
 from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
 from engine.labels import derive_labels
 from engine.models import SessionMetadata, StepRecord, now_iso, parse_time
@@ -98,10 +100,8 @@ class KnowledgeStore:
         ids = []
         for entry in entries:
             if entry.is_dir() and not entry.name.startswith("."):
-                try:
+                with contextlib.suppress(InvalidInput):  # not a session folder
                     ids.append(validate_session_id(entry.name))
-                except Exception:
-                    continue
         return sorted(ids)
 
     def step_files(self, session_id: str) -> list[Path]:
