@@ -17,6 +17,14 @@ from watchdog.events import (
     EVENT_TYPE_DELETED,
     EVENT_TYPE_MODIFIED,
     EVENT_TYPE_MOVED,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
     FileSystemEvent,
     FileSystemEventHandler,
 )
@@ -28,6 +36,20 @@ from engine.files import validate_session_id
 from engine.store import SESSION_FILE, STEPS_DIR
 
 log = logging.getLogger(__name__)
+
+WATCHED_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+"""Only what changes files. Without a filter inotify also reports every open and read: on a
+large root the kernel queue overflows, watchdog re-lists every folder (more events), and new
+steps wait for the periodic reconcile."""
 
 CHANGES = frozenset(
     {
@@ -90,7 +112,10 @@ class RootWatcher:
         self.root.mkdir(parents=True, exist_ok=True)
         observer = Observer()
         observer.schedule(
-            _SessionEvents(self.root, self.on_session), str(self.root), recursive=True
+            _SessionEvents(self.root, self.on_session),
+            str(self.root),
+            recursive=True,
+            event_filter=WATCHED_EVENTS,
         )
         observer.start()
         self._observer = observer
