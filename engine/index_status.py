@@ -16,11 +16,11 @@ import orjson
 import tantivy
 
 from engine.files import atomic_write
-from engine.index import IndexReader
-from engine.indexer import SyncReport
+from engine.index import MANIFEST_FILE, IndexReader
+from engine.indexer import SyncReport, session_signature
 from engine.results import Result
 from engine.schema import DOC_SESSION, DOC_STEP
-from engine.session_sync import changed_sessions, read_manifest
+from engine.session_sync import read_manifest
 from engine.store import (
     SESSION_FILE,
     STEPS_DIR,
@@ -29,6 +29,8 @@ from engine.store import (
 )
 
 SKIPS_FILE = "skipped.json"
+MTIME_SLACK_SECONDS = 2.0
+"""File timestamps are coarse and writers' clocks differ a little: look a bit further back."""
 MAX_LISTED = 50
 
 
@@ -120,8 +122,18 @@ def document_counts(reader: IndexReader) -> dict[str, int]:
 
 
 def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
+    """Sessions whose files are newer than the index, and how long the oldest change waits.
+
+    Only sessions whose folder changed since the manifest's last write are compared in full
+    (our writers add and rename files, which touches the folder): two stats per session instead
+    of listing every step file, so status stays fast on large roots.
+    """
     signatures = read_manifest(generation)
-    pending = changed_sessions(store, signatures)
+    since = _manifest_written(generation)
+    on_disk = store.session_ids()
+    recent = [s for s in on_disk if _folder_mtime(store, s) >= since]
+    pending = [s for s in recent if signatures.get(s) != session_signature(store, s)]
+    pending += sorted(set(signatures) - set(on_disk))
     now = time.time()
     waits = [now - newest_mtime(store, s) for s in pending]
     return IndexLag(
@@ -129,6 +141,25 @@ def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
         seconds=round(max([w for w in waits if w < now], default=0.0), 3),
         sessions=pending[:MAX_LISTED],
     )
+
+
+def _manifest_written(generation: Path | None) -> float:
+    """When the writer last recorded a commit (the manifest database or its WAL)."""
+    if generation is None:
+        return 0.0
+    times = []
+    for name in (MANIFEST_FILE, MANIFEST_FILE + "-wal"):
+        with contextlib.suppress(FileNotFoundError):
+            times.append((generation / name).stat().st_mtime)
+    return max(times, default=0.0) - MTIME_SLACK_SECONDS
+
+
+def _folder_mtime(store: KnowledgeStore, session_id: str) -> float:
+    times = []
+    for folder in (store.root / session_id, store.root / session_id / STEPS_DIR):
+        with contextlib.suppress(FileNotFoundError):
+            times.append(folder.stat().st_mtime)
+    return max(times, default=0.0)
 
 
 def newest_mtime(store: KnowledgeStore, session_id: str) -> float:
