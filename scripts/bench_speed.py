@@ -223,7 +223,7 @@ def main() -> int:
             + machine_md(mach)
             + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
             + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
-            + "mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`\n"
+            + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`\n"
             + f"- knowhow: `reindex` into an empty dir, then `batch-search` {args.repeats}× "
             + "(loads the index once per run); latencies are the **median over runs** of each "
             + "run's percentile; peak RSS (`/usr/bin/time -v`) is the highest over runs; "
