@@ -26,8 +26,10 @@ ProgressFn = Callable[[int, int], None]
 
 COMMIT_EVERY_DOCS = 200_000
 PARALLEL_MIN_SESSIONS = 64
-PARALLEL_WORKERS = 1
-"""One worker: with the main process (Tantivy calls) and Tantivy's indexing thread, 2 cores."""
+PARALLEL_WORKERS = min(8, 2 * (os.cpu_count() or 1))
+"""Workers reading and analysing sessions. Twice the cores: on a cold page cache each worker
+waits on the disk much of the time (100k steps, 2 cores: 1 worker 2,800 steps/s, 4 workers
+5,700; warm cache 9,400)."""
 
 
 @dataclass
