@@ -5,7 +5,6 @@ the step's stored payload with the same analyzer the index used.
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from engine.documents import _tokens, route_of
@@ -17,31 +16,15 @@ def _hits(value: str | None, tokens: frozenset[str]) -> frozenset[str]:
     return tokens.intersection(_tokens(value)) if value else frozenset()
 
 
-@dataclass(slots=True)
-class Evidence:
-    """What of a step matched: `matchedFields` labels, the tokens its error matched and the
-    tokens everything else matched (to tell a query about a failure from one about its target)."""
-
-    fields: list[str]
-    error_tokens: set[str]
-    other_tokens: set[str]
-
-    @property
-    def tokens(self) -> set[str]:
-        return self.error_tokens | self.other_tokens
-
-
-def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> Evidence:
-    """Evidence for one step payload; `fields` strongest first, deduplicated."""
+def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> list[str]:
+    """`matchedFields` of one step payload: the values holding query tokens, strongest first."""
     fields: list[str] = []
-    matched: set[str] = set()
 
     def check(value: str | None, label: str) -> bool:
-        found = _hits(value, tokens)
+        found = bool(_hits(value, tokens))
         if found:
-            matched.update(found)
             fields.append(label)
-        return bool(found)
+        return found
 
     for tag in payload.get("flowTags") or []:
         check(tag, f"flowTag:{tag}")
@@ -62,9 +45,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> Evidence:
         if check(label, f"label:{label}"):
             break
     error = payload.get("error") or {}
-    error_hits = _hits(f"{error.get('code') or ''} {error.get('message') or ''}", tokens)
-    if error_hits:
-        fields.append(f"error:{error.get('code')}")
+    check(f"{error.get('code') or ''} {error.get('message') or ''}", f"error:{error.get('code')}")
     for role, name in payload.get("a11y") or []:
         if check(name, f'a11y:{role}:"{name}"') or check(role, f"a11y:{role}"):
             break
@@ -73,7 +54,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> Evidence:
     route = route_of(payload.get("url"))
     check(route, f"route:/{route.replace(' ', '/')}")
     check(payload.get("branch"), f"branch:{payload.get('branch')}")
-    return Evidence(list(dict.fromkeys(fields)), set(error_hits), matched)
+    return list(dict.fromkeys(fields))
 
 
 def describe_target(target: dict[str, Any] | None) -> str | None:

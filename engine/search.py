@@ -225,7 +225,7 @@ class KnowledgeEngine:
         page = []
         for final, created, step_id, doc in ranked[request.offset : end]:
             payload = orjson.loads(doc["payload"][0])
-            fields = match_evidence(payload, plan.tokens).fields
+            fields = match_evidence(payload, plan.tokens)
             page.append(Candidate(step_id, doc["session_id"][0], created, payload, final, fields))
         results = [_summary(c) for c in page]
         total = hit_count(found)
@@ -311,21 +311,6 @@ class KnowledgeEngine:
         sessions = [self._session_summary(searcher, address) for _, address in found.hits]
         sessions.sort(key=lambda s: (-epoch_ms(s.createdAt), s.sessionId))
         return SessionList(total=hit_count(found), sessions=sessions)
-
-    def session(self, session_id: str) -> SessionSummary:
-        searcher = self.reader.searcher()
-        query = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Must, _term(self.reader.schema, "doc_type", DOC_SESSION)),
-                (tantivy.Occur.Must, _term(self.reader.schema, "session_id", session_id)),
-            ]
-        )
-        found = searcher.search(query, limit=1)
-        if not found.hits:
-            raise NotFound(
-                f"no session {session_id!r} in the index; list sessions with mm_knowledge_sessions"
-            )
-        return self._session_summary(searcher, found.hits[0][1])
 
     def _session_summary(self, searcher: tantivy.Searcher, address: Any) -> SessionSummary:
         doc = searcher.doc(address)
