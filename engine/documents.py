@@ -16,10 +16,11 @@ import orjson
 
 from analyzers import analyze
 from engine.labels import derive_labels, tool_action
-from engine.models import SessionMetadata, StepRecord, epoch_ms
+from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.schema import DOC_SESSION, DOC_STEP
 from engine.screens import UNKNOWN, default_rules
 from engine.store import LoadedSession, LoadedStep
+from engine.supersede import FactsCollector, SessionFacts
 
 MAX_TOKEN_CHARS = 100
 MAX_PAYLOAD_A11Y = 40
@@ -153,8 +154,14 @@ def step_document(
     shared: dict[str, Any],
     context: SessionContext,
     meta: SessionMetadata,
+    decision: Supersession | None = None,
+    facts: FactsCollector | None = None,
 ) -> dict[str, Any]:
-    """One step; `context` is the session as the agent saw it just before this step."""
+    """One step; `context` is the session as the agent saw it just before this step.
+
+    `decision` (from the session's `superseded.json`) flags the step as superseded; `facts`
+    collects what supersede detection needs, with the same resolved target and screens.
+    """
     goal = meta.goal
     target = resolve_target(step.record, context)
     evidence = session_evidence(meta)
@@ -200,6 +207,16 @@ def step_document(
         "branch": evidence["branchRaw"],
         "a11y": [[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
     }
+    if decision is not None:
+        payload["supersededAt"] = decision.supersededAt
+        if decision.supersededBy is not None:
+            payload["supersededBy"] = decision.supersededBy.model_dump(exclude_none=True)
+        if decision.reason:
+            payload["supersededReason"] = decision.reason
+    if facts is not None:
+        described = target.describe() if target else ""
+        role, name = (target.role, target.name) if target else (None, None)
+        facts.add(step.step_id, record, on_screen, screen, role, name, described)
     fields = {
         "tool": field_text([record.tool.name]),
         "screen": field_text([on_screen] if on_screen != "unknown" else []),
@@ -242,6 +259,7 @@ def step_document(
             "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
             "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
+            "superseded": "true" if decision is not None else "false",
             "target_id": target.test_id.lower() if target and target.test_id else "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
@@ -272,19 +290,38 @@ def session_document(loaded: LoadedSession, shared: dict[str, Any]) -> dict[str,
 
 
 def step_documents(
-    steps: Iterable[LoadedStep], meta: SessionMetadata, context: SessionContext, start_seq: int = 0
+    steps: Iterable[LoadedStep],
+    meta: SessionMetadata,
+    context: SessionContext,
+    start_seq: int = 0,
+    decisions: dict[str, Supersession] | None = None,
+    facts: SessionFacts | None = None,
 ) -> list[dict[str, Any]]:
-    """Documents of consecutive steps of one session; `context` is advanced past them."""
+    """Documents of consecutive steps of one session; `context` is advanced past them and
+    `facts` (when given) extended with them."""
     shared = session_fields(meta)
+    collector = FactsCollector(facts) if facts is not None else None
     docs = []
     for seq, step in enumerate(steps, start_seq):
-        docs.append(step_document(step, seq, shared, context, meta))
+        decision = decisions.get(step.step_id.split("/", 1)[1]) if decisions else None
+        docs.append(step_document(step, seq, shared, context, meta, decision, collector))
         context.advance(step.record)
     return docs
 
 
-def session_documents(loaded: LoadedSession) -> list[dict[str, Any]]:
-    """The session document and one document per readable step, in file order."""
+def session_documents(
+    loaded: LoadedSession, facts: SessionFacts | None = None
+) -> list[dict[str, Any]]:
+    """The session document and one document per readable step, in file order; `facts` (when
+    given) receives the session's supersede facts and its detected decisions on file."""
     docs = [session_document(loaded, session_fields(loaded.metadata))]
-    docs += step_documents(loaded.steps, loaded.metadata, SessionContext())
+    if facts is not None:
+        facts.detected = {
+            f"{loaded.session_id}/{stem}": decision.supersededBy.stepId
+            for stem, decision in loaded.decisions.items()
+            if decision.source == "detected" and decision.supersededBy is not None
+        }
+    docs += step_documents(
+        loaded.steps, loaded.metadata, SessionContext(), 0, loaded.decisions, facts
+    )
     return docs

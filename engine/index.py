@@ -143,18 +143,28 @@ class Manifest:
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, signature TEXT)"
         )
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS facts (session_id TEXT PRIMARY KEY, data BLOB)"
+        )
 
     def signatures(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT session_id, signature FROM sessions").fetchall())
 
-    def apply(self, upserts: dict[str, str], deletes: Iterable[str]) -> None:
+    def facts(self) -> dict[str, bytes]:
+        """Every session's supersede facts (`engine.supersede.SessionFacts`, encoded)."""
+        return dict(self.conn.execute("SELECT session_id, data FROM facts").fetchall())
+
+    def apply(
+        self, upserts: dict[str, str], deletes: Iterable[str], facts: dict[str, bytes]
+    ) -> None:
+        gone = [(s,) for s in deletes]
         with self.conn:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO sessions VALUES (?, ?)", list(upserts.items())
             )
-            self.conn.executemany(
-                "DELETE FROM sessions WHERE session_id = ?", [(s,) for s in deletes]
-            )
+            self.conn.executemany("DELETE FROM sessions WHERE session_id = ?", gone)
+            self.conn.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?)", list(facts.items()))
+            self.conn.executemany("DELETE FROM facts WHERE session_id = ?", gone)
 
     def close(self) -> None:
         self.conn.close()
@@ -177,36 +187,41 @@ class IndexWriter:
         self.manifest = Manifest(path)
         self._pending_upserts: dict[str, str] = {}
         self._pending_deletes: set[str] = set()
+        self._pending_facts: dict[str, bytes] = {}
 
     def replace_session(
-        self, session_id: str, documents: list[dict[str, Any]], signature: str
+        self, session_id: str, documents: list[dict[str, Any]], signature: str, facts: bytes
     ) -> None:
         """Delete everything of the session, then add its documents (one commit later)."""
         self.writer.delete_documents_by_term("session_id", session_id)
-        self.add_documents(session_id, documents, signature)
+        self.add_documents(session_id, documents, signature, facts)
 
     def add_documents(
-        self, session_id: str, documents: list[dict[str, Any]], signature: str
+        self, session_id: str, documents: list[dict[str, Any]], signature: str, facts: bytes
     ) -> None:
-        """Add documents of a session (e.g. its newly appended steps) and its new signature."""
+        """Add documents of a session (e.g. its newly appended steps), its new signature and
+        its supersede facts as they are now (the whole session's)."""
         for doc in documents:
             self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
         self._pending_upserts[session_id] = signature
+        self._pending_facts[session_id] = facts
         self._pending_deletes.discard(session_id)
 
     def delete_session(self, session_id: str) -> None:
         self.writer.delete_documents_by_term("session_id", session_id)
         self._pending_deletes.add(session_id)
         self._pending_upserts.pop(session_id, None)
+        self._pending_facts.pop(session_id, None)
 
     def delete_step(self, step_id: str) -> None:
         self.writer.delete_documents_by_term("step_id", step_id)
 
     def commit(self) -> None:
         self.writer.commit()
-        self.manifest.apply(self._pending_upserts, self._pending_deletes)
+        self.manifest.apply(self._pending_upserts, self._pending_deletes, self._pending_facts)
         self._pending_upserts.clear()
         self._pending_deletes.clear()
+        self._pending_facts.clear()
 
     def close(self, *, merge: bool = False) -> None:
         """Release the writer lock (optionally waiting for segment merges first)."""

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.decisions import FactsLedger, write_detected
 from engine.documents import session_documents
 from engine.errors import StaleIndex
 from engine.index import IndexLayout, IndexWriter, create_generation
-from engine.store import SESSION_FILE, STEPS_DIR, KnowledgeStore, Skip
+from engine.store import DECISIONS_FILE, SESSION_FILE, STEPS_DIR, KnowledgeStore, Skip
+from engine.supersede import SessionFacts
 
 ProgressFn = Callable[[int, int], None]
 """Called with (sessions done, sessions total)."""
@@ -40,6 +42,9 @@ class SyncReport:
     steps_indexed: int = 0
     skipped: list[Skip] = field(default_factory=list)
     seconds: float = 0.0
+    sessions_flagged: int = 0
+    """Sessions whose supersede decisions changed (their files rewritten, then re-indexed)."""
+    supersede_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -49,11 +54,14 @@ class SyncReport:
             "steps": self.steps_indexed,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
+            "sessionsFlagged": self.sessions_flagged,
+            "supersedeSeconds": round(self.supersede_seconds, 3),
         }
 
 
 def session_signature(store: KnowledgeStore, session_id: str) -> str:
-    """A digest of the session's file names, sizes and mtimes (no parsing)."""
+    """A digest of the session's file names, sizes and mtimes (no parsing): `session.json`,
+    `superseded.json` and the step files."""
     digest = hashlib.blake2b(digest_size=16)
     base = store.root / session_id
     for directory in (base, base / STEPS_DIR):
@@ -63,7 +71,7 @@ def session_signature(store: KnowledgeStore, session_id: str) -> str:
             continue
         for entry in entries:
             is_step = directory != base and entry.name.endswith(".json")
-            if (directory == base and entry.name == SESSION_FILE) or is_step:
+            if (directory == base and entry.name in (SESSION_FILE, DECISIONS_FILE)) or is_step:
                 try:
                     st = entry.stat()
                 except FileNotFoundError:
@@ -81,18 +89,25 @@ class PreparedSession:
     documents: list[dict[str, Any]]
     steps: int
     skipped: list[Skip]
+    facts: bytes
+    """Encoded `SessionFacts` (supersede detection's input)."""
 
 
 def prepare_session(root: Path, session_id: str, signature: str | None = None) -> PreparedSession:
     store = KnowledgeStore(root)
     signature = signature or session_signature(store, session_id)
     loaded = store.load_session(session_id)
-    docs = session_documents(loaded)
-    return PreparedSession(session_id, signature, docs, len(loaded.steps), loaded.skipped)
+    facts = SessionFacts(session_id)
+    docs = session_documents(loaded, facts)
+    return PreparedSession(
+        session_id, signature, docs, len(loaded.steps), loaded.skipped, facts.encode()
+    )
 
 
 def _write_prepared(writer: IndexWriter, prepared: PreparedSession, report: SyncReport) -> int:
-    writer.replace_session(prepared.session_id, prepared.documents, prepared.signature)
+    writer.replace_session(
+        prepared.session_id, prepared.documents, prepared.signature, prepared.facts
+    )
     report.skipped.extend(prepared.skipped)
     report.sessions_indexed += 1
     report.steps_indexed += prepared.steps
@@ -159,8 +174,24 @@ def sync(
         writer.delete_session(session_id)
         report.sessions_deleted += 1
     writer.commit()
+    if changed or report.sessions_deleted:
+        settle_supersessions(store, writer, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: SyncReport) -> None:
+    """Detect supersessions over every session, write the decision files that changed and
+    re-index those sessions with their new flags (one more commit)."""
+    started = time.perf_counter()
+    flagged = write_detected(store, FactsLedger.load(writer.manifest))
+    for session_id in sorted(flagged):
+        prepared = prepare_session(store.root, session_id)
+        writer.replace_session(session_id, prepared.documents, prepared.signature, prepared.facts)
+    if flagged:
+        writer.commit()
+    report.sessions_flagged += len(flagged)
+    report.supersede_seconds += time.perf_counter() - started
 
 
 def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:

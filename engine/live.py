@@ -27,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from engine.decisions import FactsLedger, write_detected
 from engine.errors import IndexUnavailable, KnowhowError, StaleIndex
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.index_status import (
@@ -45,6 +46,7 @@ from engine.session_sync import AppendCache, changed_sessions, sync_sessions
 from engine.store import (
     KnowledgeStore,
 )
+from engine.supersede import SessionFacts
 from engine.watcher import RootWatcher
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,8 @@ class LiveStats:
     takeovers: int = 0
     lastBatchMs: float = 0.0
     maxBatchMs: float = 0.0
+    lastSupersedeMs: float = 0.0
+    sessionsFlagged: int = 0
     lastCommitAt: str | None = None
     lastError: str | None = None
     watching: bool = False
@@ -98,6 +102,7 @@ class LiveIndex:
         self._ready = threading.Event()
         self._writer: IndexWriter | None = None
         self._cache = AppendCache()
+        self._ledger = FactsLedger({})
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
         self._thread: threading.Thread | None = None
@@ -206,6 +211,7 @@ class LiveIndex:
             self._failed("opening the index writer", exc)
             return False
         self._skips.load(self._writer.path)
+        self._ledger = FactsLedger.load(self._writer.manifest)
         self._start_watcher()
         self._reconcile()
         self.stats.takeovers += 1
@@ -269,6 +275,7 @@ class LiveIndex:
             report = sync_sessions(self.store, writer, session_ids, self._cache)
             if self._skips.update(session_ids - report.appended, report):
                 self._skips.save(writer.path)
+            self._supersede(report.facts)
         except Exception as exc:  # counted; a fresh writer and a full reconcile redo the work
             self._failed(f"indexing {len(session_ids)} session(s)", exc, batch=True)
             self._step_down(release_lease=False)
@@ -285,6 +292,24 @@ class LiveIndex:
             len(report.appended),
             report.seconds * 1000,
         )
+
+    def _supersede(self, touched: dict[str, SessionFacts | None]) -> None:
+        """Re-plan supersessions on the screens these sessions acted on or saw; sessions whose
+        decision files changed are queued (re-indexed with their flags in the next batch)."""
+        started = time.perf_counter()
+        screens: set[str] = set()
+        for session_id, facts in touched.items():
+            old = self._ledger.facts.get(session_id)
+            screens |= old.screens() if old else set()
+            screens |= facts.screens() if facts else set()
+            self._ledger.update(session_id, facts)
+        if not screens:
+            return
+        flagged = write_detected(self.store, self._ledger, screens)
+        for session_id in flagged:
+            self.notify(session_id)
+        self.stats.sessionsFlagged += len(flagged)
+        self.stats.lastSupersedeMs = round((time.perf_counter() - started) * 1000, 1)
 
     def _failed(self, what: str, exc: Exception, *, batch: bool = False) -> None:
         if batch:

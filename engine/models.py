@@ -112,6 +112,35 @@ class StepRecord(Record):
         return self.observation.state.currentScreen or "unknown"
 
 
+class SupersededBy(Record):
+    """The newer step that works where a superseded one no longer does."""
+
+    stepId: str
+    target: str | None = None
+    timestamp: str | None = None
+
+
+class Supersession(Record):
+    """One entry of a session's `superseded.json`: why a step of it is no longer true.
+
+    `source` is `detected` (written by the indexer from evidence, replaced on every re-plan)
+    or `explicit` (`mm_knowledge_supersede`; detection never overwrites it).
+    """
+
+    supersededBy: SupersededBy | None = None
+    supersededAt: str
+    source: str = "detected"
+    evidence: str | None = None
+    reason: str | None = None
+
+
+class Supersessions(Record):
+    """`<sessionId>/superseded.json`: step file stem -> supersession."""
+
+    schemaVersion: int = 1
+    steps: dict[str, Supersession] = Field(default_factory=dict)
+
+
 def parse_time(value: str | None) -> datetime | None:
     """ISO-8601 (with `Z`) to an aware datetime; None when absent or unreadable."""
     if not value:

@@ -10,6 +10,10 @@ order in which they were used (a form reads top to bottom). A suggestion's prefe
 a testId visible now, else — when the remembered testId is gone (renamed) — the element with
 the same role and name, else the selector, else the role and name; targets that failed at
 least twice on this screen are listed in `avoid`.
+
+Superseded steps (`engine.lifecycle`) are never candidates, so an old testId that was
+renamed is never a preferred target. What the current session already did on this screen in
+this visit (its steps since it last arrived here) is not suggested again as a next action.
 """
 
 from collections.abc import Sequence
@@ -23,6 +27,7 @@ import tantivy
 from engine.documents import _tokens, route_of
 from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
+from engine.lifecycle import hide_superseded
 from engine.models import epoch_ms, now_iso
 from engine.results import Result
 from engine.schema import DOC_STEP
@@ -38,6 +43,8 @@ MIN_FAILURES_TO_AVOID = 2
 HALF_LIFE_DAYS = 30.0
 """Older knowledge counts less (UI churn): weight halves every 30 days."""
 ACTIONABLE = sorted(INTERACTION_TOOLS | NAVIGATION_TOOLS)
+VISIT_LOOKBACK = 50
+"""How many of the current session's latest steps are read to find what it did in this visit."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,7 @@ def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.
         (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
         (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "tool_name", ACTIONABLE)),
         (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
+        hide_superseded(schema),
     ]
     if context.session_id:
         clauses.append((tantivy.Occur.MustNot, _term(schema, "session_id", context.session_id)))
@@ -147,8 +155,43 @@ def _failures_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Q
             (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
             (tantivy.Occur.Must, _term(schema, "ok", "false")),
             (tantivy.Occur.Must, _term(schema, "screen_name", context.screen.lower())),
+            hide_superseded(schema),
         ]
     )
+
+
+def done_in_this_visit(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, context: ScreenContext
+) -> set[tuple[str, str]]:
+    """(action, target key) of what the current session did on this screen since it last
+    arrived here: its newest steps, back to the first one taken on another screen."""
+    if not context.session_id:
+        return set()
+    query = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, _term(schema, "session_id", context.session_id)),
+        ]
+    )
+    found = searcher.search(query, limit=VISIT_LOOKBACK, order_by_field="seq")
+    done: set[tuple[str, str]] = set()
+    for _, address in found.hits:
+        payload = orjson.loads(searcher.doc(address)["payload"][0])
+        if (payload.get("onScreen") or payload.get("screen")) != context.screen:
+            break
+        if payload.get("ok"):
+            action = tool_action(payload.get("tool", ""))
+            done.update((action, key) for key in _element_keys(payload.get("target") or {}))
+    return done
+
+
+def _element_keys(target: dict[str, Any]) -> set[str]:
+    """Every name of the element: its target key, and its role and name when known (the same
+    field typed into by testId in one step and by a11y ref in another is one element)."""
+    keys = {key} if (key := _target_key(target)) else set()
+    if target.get("role") and target.get("name"):
+        keys.add(f"a11y:{target['role']}:{target['name']}")
+    return keys
 
 
 @dataclass(frozen=True)
@@ -266,7 +309,9 @@ def prior_knowledge(
             "excludedSession": context.session_id,
         },
         similarSteps=[_similar(c) for c in worked[:MAX_SIMILAR]],
-        suggestedNextActions=_suggestions(worked, context),
+        suggestedNextActions=_suggestions(
+            worked, context, done_in_this_visit(searcher, schema, context)
+        ),
         avoid=_avoid(failures),
     )
 
@@ -288,13 +333,18 @@ def _similar(candidate: _Candidate) -> SimilarStep:
     )
 
 
-def _suggestions(worked: list[_Candidate], context: ScreenContext) -> list[SuggestedAction]:
+def _suggestions(
+    worked: list[_Candidate], context: ScreenContext, done: set[tuple[str, str]]
+) -> list[SuggestedAction]:
+    """Grouped by (action, target); groups this visit already did (`done`) are left out."""
     groups: dict[tuple[str, str], list[_Candidate]] = {}
     for candidate in worked:
         key = _target_key(candidate.payload.get("target") or {})
         if key is not None:
             action = tool_action(candidate.payload.get("tool", ""))
-            groups.setdefault((action, key), []).append(candidate)
+            keys = _element_keys(candidate.payload.get("target") or {})
+            if not any((action, k) in done for k in keys):
+                groups.setdefault((action, key), []).append(candidate)
     # Equally good targets in the order they were used: the form's first field first.
     ranked = sorted(
         groups.items(),

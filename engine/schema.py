@@ -9,7 +9,7 @@ inside tantivy-py, and custom tokenizers are not saved with an index). Filter fi
 
 import tantivy
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 # Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
@@ -63,6 +63,7 @@ RAW_FIELDS = (
     "branch_name",
     "ok",
     "target_id",
+    "superseded",
 )
 # Integer fast fields: times in epoch milliseconds, step order inside a session.
 INT_FIELDS = ("ts", "created", "seq")

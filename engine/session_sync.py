@@ -22,6 +22,7 @@ from engine.index import MANIFEST_FILE, IndexWriter
 from engine.indexer import SyncReport, session_signature
 from engine.models import SessionMetadata
 from engine.store import (
+    DECISIONS_FILE,
     SESSION_FILE,
     STEPS_DIR,
     FileSig,
@@ -30,6 +31,7 @@ from engine.store import (
     LoadedStep,
     step_id_for,
 )
+from engine.supersede import SessionFacts
 
 APPEND_CACHE_SESSIONS = 4096
 
@@ -42,10 +44,12 @@ class IndexedSession:
     the last step, the number of step documents)."""
 
     meta_sig: FileSig
+    decisions_sig: FileSig | None
     files: dict[str, FileSig]
     context: SessionContext
     seq: int
     metadata: SessionMetadata
+    facts: SessionFacts
 
 
 class AppendCache:
@@ -76,6 +80,8 @@ class AppendCache:
 class LiveReport(SyncReport):
     appended: set[str] = field(default_factory=set)
     """Sessions that only got new steps (their earlier skipped files still stand)."""
+    facts: dict[str, SessionFacts | None] = field(default_factory=dict)
+    """Supersede facts of every session this sync touched (None: the session is gone)."""
 
 
 def sync_sessions(
@@ -93,6 +99,7 @@ def sync_sessions(
         if not (store.root / session_id).is_dir():
             writer.delete_session(session_id)
             report.sessions_deleted += 1
+            report.facts[session_id] = None
             if cache is not None:
                 cache.put(session_id, None)
         elif not (cache is not None and _append(store, writer, session_id, cache, report)):
@@ -108,6 +115,7 @@ class Listing:
     `engine.indexer.session_signature` of the same pass (a test pins the two equal)."""
 
     meta_sig: FileSig | None
+    decisions_sig: FileSig | None
     files: dict[str, FileSig]
     signature: str
 
@@ -118,6 +126,9 @@ def list_session(store: KnowledgeStore, session_id: str) -> Listing:
     meta_sig = _file_sig(base / SESSION_FILE)
     if meta_sig is not None:
         digest.update(f"{SESSION_FILE}:{meta_sig.size}:{meta_sig.mtime_ns};".encode())
+    decisions_sig = _file_sig(base / DECISIONS_FILE)
+    if decisions_sig is not None:
+        digest.update(f"{DECISIONS_FILE}:{decisions_sig.size}:{decisions_sig.mtime_ns};".encode())
     files: dict[str, FileSig] = {}
     try:
         entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
@@ -133,7 +144,7 @@ def list_session(store: KnowledgeStore, session_id: str) -> Listing:
         digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
         if not entry.name.startswith(".") and entry.is_file():
             files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
-    return Listing(meta_sig, files, digest.hexdigest())
+    return Listing(meta_sig, decisions_sig, files, digest.hexdigest())
 
 
 def _file_sig(path: Path) -> FileSig | None:
@@ -149,19 +160,22 @@ def _reindex(
     writer: IndexWriter,
     session_id: str,
     cache: AppendCache | None,
-    report: SyncReport,
+    report: LiveReport,
 ) -> None:
     listing = list_session(store, session_id)  # taken before reading: never newer than content
     loaded = store.load_session(session_id)
-    writer.replace_session(session_id, session_documents(loaded), listing.signature)
+    facts = SessionFacts(session_id)
+    docs = session_documents(loaded, facts)
+    writer.replace_session(session_id, docs, listing.signature, facts.encode())
     report.skipped.extend(loaded.skipped)
     report.sessions_indexed += 1
     report.steps_indexed += len(loaded.steps)
+    report.facts[session_id] = facts
     if cache is not None:
-        cache.put(session_id, remember(loaded, listing.files))
+        cache.put(session_id, remember(loaded, listing, facts))
 
 
-def remember(loaded: LoadedSession, listing: dict[str, FileSig]) -> IndexedSession | None:
+def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> IndexedSession | None:
     """The cache entry for a session just indexed whole, or None when it cannot be appended to
     (no readable `session.json`, or a skipped file we have no signature of)."""
     if not loaded.has_metadata_file or loaded.meta_sig is None:
@@ -169,21 +183,32 @@ def remember(loaded: LoadedSession, listing: dict[str, FileSig]) -> IndexedSessi
     files = {s.step_id.split("/", 1)[1] + ".json": s.sig for s in loaded.steps}
     for skip in loaded.skipped:
         name = Path(skip.path).name
-        if name not in listing:
+        if name not in listing.files:
             return None
-        files[name] = listing[name]
+        files[name] = listing.files[name]
     context = SessionContext()
     for step in loaded.steps:
         context.advance(step.record)
-    return IndexedSession(loaded.meta_sig, files, context, len(loaded.steps), loaded.metadata)
+    return IndexedSession(
+        loaded.meta_sig,
+        listing.decisions_sig,
+        files,
+        context,
+        len(loaded.steps),
+        loaded.metadata,
+        facts,
+    )
 
 
 def tail_documents(
     known: IndexedSession, steps: list[LoadedStep]
-) -> tuple[list[dict[str, Any]], SessionContext]:
-    """Documents of steps appended after `known`, exactly as `session_documents` makes them."""
+) -> tuple[list[dict[str, Any]], SessionContext, SessionFacts]:
+    """Documents of steps appended after `known`, exactly as `session_documents` makes them,
+    and the session's facts extended with them (`known` is left unchanged)."""
     context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
-    return step_documents(steps, known.metadata, context, known.seq), context
+    facts = SessionFacts.decode(known.facts.session_id, known.facts.encode())
+    docs = step_documents(steps, known.metadata, context, known.seq, None, facts)
+    return docs, context, facts
 
 
 def _append(
@@ -199,7 +224,9 @@ def _append(
         return False
     listing = list_session(store, session_id)
     files = listing.files
-    if listing.meta_sig != known.meta_sig or any(files.get(n) != s for n, s in known.files.items()):
+    if listing.meta_sig != known.meta_sig or listing.decisions_sig != known.decisions_sig:
+        return False
+    if any(files.get(n) != s for n, s in known.files.items()):
         return False
     new = sorted(set(files) - set(known.files))
     if new and known.files and new[0] <= max(known.files):
@@ -211,10 +238,12 @@ def _append(
         except (OSError, ValueError, ValidationError):
             return False  # the whole-session path reports unreadable files with their reason
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
-    docs, context = tail_documents(known, steps)
-    writer.add_documents(session_id, docs, listing.signature)
+    docs, context, facts = tail_documents(known, steps)
+    writer.add_documents(session_id, docs, listing.signature, facts.encode())
     indexed = {**known.files, **{name: files[name] for name in new}}
-    cache.put(session_id, replace(known, files=indexed, context=context, seq=known.seq + len(docs)))
+    seq = known.seq + len(docs)
+    cache.put(session_id, replace(known, files=indexed, context=context, seq=seq, facts=facts))
+    report.facts[session_id] = facts
     report.sessions_indexed += 1
     report.steps_indexed += len(docs)
     report.appended.add(session_id)

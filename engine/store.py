@@ -17,9 +17,18 @@ from pydantic import ValidationError
 from engine.errors import InvalidInput
 from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
 from engine.labels import derive_labels
-from engine.models import SessionMetadata, StepRecord, now_iso, parse_time
+from engine.models import (
+    SessionMetadata,
+    StepRecord,
+    Supersession,
+    Supersessions,
+    now_iso,
+    parse_time,
+)
 
 SESSION_FILE = "session.json"
+DECISIONS_FILE = "superseded.json"
+"""Which of the session's steps are superseded (see `engine.supersede`)."""
 STEPS_DIR = "steps"
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -60,6 +69,8 @@ class LoadedSession:
     meta_sig: FileSig | None
     steps: list[LoadedStep] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    decisions: dict[str, Supersession] = field(default_factory=dict)
+    """Step file stem -> why that step is superseded (`superseded.json`)."""
 
 
 def step_id_for(session_id: str, file_name: str) -> str:
@@ -127,6 +138,36 @@ class KnowledgeStore:
             return None, Skip(str(path), _reason(exc))
         return meta, None
 
+    def read_decisions(self, session_id: str) -> tuple[dict[str, Supersession], Skip | None]:
+        """The session's `superseded.json` (empty when absent; a corrupt one is a Skip)."""
+        path = session_dir(self.root, session_id) / DECISIONS_FILE
+        try:
+            return Supersessions.model_validate_json(path.read_bytes()).steps, None
+        except FileNotFoundError:
+            return {}, None
+        except (OSError, ValueError, ValidationError) as exc:
+            return {}, Skip(str(path), _reason(exc))
+
+    def write_decisions(self, session_id: str, decisions: dict[str, Supersession]) -> None:
+        """Replace the session's `superseded.json` atomically (removed when empty)."""
+        path = session_dir(self.root, session_id) / DECISIONS_FILE
+        if not decisions:
+            path.unlink(missing_ok=True)
+            return
+        ordered = dict(sorted(decisions.items()))
+        atomic_write(path, _dump(Supersessions(steps=ordered)))
+
+    def has_step(self, step_id: str) -> bool:
+        """Whether `<sessionId>/<stem>` names a step file of this root."""
+        session_id, _, stem = step_id.partition("/")
+        if not stem or "/" in stem or stem.startswith("."):
+            return False
+        try:
+            directory = session_dir(self.root, session_id)
+        except InvalidInput:
+            return False
+        return (directory / STEPS_DIR / f"{stem}.json").is_file()
+
     def read_step(self, path: Path) -> StepRecord:
         """One step file; raises OSError, ValueError or ValidationError when unreadable."""
         return StepRecord.model_validate_json(path.read_bytes())
@@ -151,6 +192,9 @@ class KnowledgeStore:
         )
         if meta_skip:
             loaded.skipped.append(meta_skip)
+        loaded.decisions, decisions_skip = self.read_decisions(session_id)
+        if decisions_skip:
+            loaded.skipped.append(decisions_skip)
         for path in self.step_files(session_id):
             try:
                 sig = _sig(path)
@@ -202,7 +246,7 @@ class KnowledgeStore:
             number += 1
 
 
-def _dump(model: SessionMetadata | StepRecord) -> bytes:
+def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
     return orjson.dumps(
         model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
     )

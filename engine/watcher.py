@@ -3,8 +3,9 @@
 The watchdog handler runs on watchdog's own thread, so it does nothing but map a path to its
 session and hand the id on (`on_session`, a queue put); re-indexing is the batcher's work
 (`engine.live`). `session_of` is that mapping as a pure function: only `session.json`,
-`steps/*.json` and the session and `steps` folders themselves matter; the hidden temp files of
-atomic writes, stray files and folders that are not valid session ids are ignored.
+`superseded.json`, `steps/*.json` and the session and `steps` folders themselves matter; the
+hidden temp files of atomic writes, stray files and folders that are not valid session ids are
+ignored.
 """
 
 import logging
@@ -33,7 +34,7 @@ from watchdog.observers.api import BaseObserver
 
 from engine.errors import InvalidInput
 from engine.files import validate_session_id
-from engine.store import SESSION_FILE, STEPS_DIR
+from engine.store import DECISIONS_FILE, SESSION_FILE, STEPS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,9 @@ def session_of(root: Path, path: str | bytes, *, is_directory: bool) -> str | No
     if len(parts) == 1:
         return session if is_directory else None
     if len(parts) == 2:
-        wanted = parts[1] == STEPS_DIR if is_directory else parts[1] == SESSION_FILE
+        wanted = (
+            parts[1] == STEPS_DIR if is_directory else parts[1] in (SESSION_FILE, DECISIONS_FILE)
+        )
         return session if wanted else None
     is_step = len(parts) == 3 and parts[1] == STEPS_DIR and parts[2].endswith(".json")
     return session if is_step and not is_directory else None

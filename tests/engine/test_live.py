@@ -27,8 +27,9 @@ from engine.lease import WriterLease, writer_pid
 from engine.live import LiveIndex
 from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
 from engine.search import KnowledgeEngine
-from engine.session_sync import list_session, remember, sync_sessions, tail_documents
+from engine.session_sync import Listing, list_session, remember, sync_sessions, tail_documents
 from engine.store import KnowledgeStore
+from engine.supersede import SessionFacts
 from engine.watcher import session_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,6 +100,7 @@ ROOT = Path("/k")
     [
         ("/k/mm-abcd/steps/0001-mm_click.json", False, "mm-abcd"),
         ("/k/mm-abcd/session.json", False, "mm-abcd"),
+        ("/k/mm-abcd/superseded.json", False, "mm-abcd"),
         ("/k/mm-abcd", True, "mm-abcd"),
         ("/k/mm-abcd/steps", True, "mm-abcd"),
         ("/k/mm-abcd/steps/.0001-mm_click.json.x1.tmp", False, None),
@@ -292,13 +294,17 @@ def test_appended_steps_get_the_documents_a_full_reindex_makes(store: KnowledgeS
     for n in range(6):
         store.record_step(snapshot_step("mm-append", n, [("e1", f"Next {n}"), ("e2", "Back")]))
     loaded = store.load_session("mm-append")
-    whole = session_documents(loaded)[1:]
+    whole_facts = SessionFacts("mm-append")
+    whole = session_documents(loaded, whole_facts)[1:]
     for k in range(len(loaded.steps)):
         head = replace(loaded, steps=loaded.steps[:k])
-        known = remember(head, {})
+        head_facts = SessionFacts("mm-append")
+        session_documents(head, head_facts)
+        known = remember(head, Listing(None, None, {}, ""), head_facts)
         assert known is not None
-        tail, _ = tail_documents(known, loaded.steps[k:])
+        tail, _, facts = tail_documents(known, loaded.steps[k:])
         assert tail == whole[k:]
+        assert facts.encode() == whole_facts.encode()
 
 
 def test_live_index_appends_and_matches_a_rebuild(

@@ -131,3 +131,26 @@ def test_equally_good_suggestions_keep_the_order_they_were_used_in(kb: Knowledge
         kb.step("mm-agent-a", tool, test_id=test_id, screen="send", test_ids=send_ids)
     prior = kb.engine().prior_knowledge(send_screen("mm-agent-b", test_ids=send_ids))
     assert [s.preferredTarget.value for s in prior.suggestedNextActions] == send_ids
+
+
+def test_what_this_visit_already_did_is_not_suggested_again(kb: Knowledge) -> None:
+    record_send_flow(kb, "mm-agent-a")
+    kb.session("mm-agent-b", hours_ago=0.5, flow_tags=["send"])
+    kb.step("mm-agent-b", test_id="coin-overview-send", screen="send", test_ids=SEND_IDS)
+    kb.step("mm-agent-b", "mm_type", test_id="recipient-address-input", screen="send")
+    prior = kb.engine().prior_knowledge(send_screen("mm-agent-b"))
+    targets = [s.preferredTarget.value for s in prior.suggestedNextActions]
+    assert targets[0] == "send-amount-input"
+    assert "recipient-address-input" not in targets
+
+
+def test_a_new_visit_to_the_screen_gets_the_full_suggestions_again(kb: Knowledge) -> None:
+    record_send_flow(kb, "mm-agent-a")
+    kb.session("mm-agent-b", hours_ago=0.5, flow_tags=["send"])
+    kb.step("mm-agent-b", test_id="coin-overview-send", screen="send", test_ids=SEND_IDS)
+    kb.step("mm-agent-b", "mm_type", test_id="recipient-address-input", screen="send")
+    kb.step("mm-agent-b", test_id="app-header-logo", screen="home")  # left the send screen
+    kb.step("mm-agent-b", "mm_click", test_id="coin-overview-send", screen="send")
+    prior = kb.engine().prior_knowledge(send_screen("mm-agent-b"))
+    targets = [s.preferredTarget.value for s in prior.suggestedNextActions]
+    assert "recipient-address-input" in targets

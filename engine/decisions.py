@@ -1,0 +1,136 @@
+"""Supersede decisions on file: `<sessionId>/superseded.json`, written by detection or by hand.
+
+The files are the truth: indexing a session reads its `superseded.json` and flags those steps
+(`knowhow reindex` reproduces every flag). Detection (`engine.supersede.plan`) runs in the
+index writer after a commit, over the facts of every session (`FactsLedger`, decoded once per
+writer from the manifest); a session whose detected decisions changed gets its file rewritten,
+which changes its signature, so the next batch re-indexes it with the new flags. Re-planning
+the same facts gives the same decisions, so this settles after one round.
+
+Explicit decisions (`supersede`, i.e. `mm_knowledge_supersede`) are never replaced by
+detection; they are checked first: both steps exist, a step never supersedes itself, and no
+chain of decisions may lead back to the step (a cycle would hide both for good).
+"""
+
+from collections.abc import Iterable
+
+from engine.errors import InvalidInput, NotFound
+from engine.index import Manifest
+from engine.models import SupersededBy, Supersession, now_iso
+from engine.store import KnowledgeStore
+from engine.supersede import Detected, SessionFacts, decode_all, plan
+
+EXPLICIT = "explicit"
+DETECTED = "detected"
+MAX_CHAIN = 1000
+"""How far the cycle check follows supersededBy links (a longer chain is refused)."""
+
+
+class FactsLedger:
+    """The supersede facts of every indexed session, held by the index writer."""
+
+    def __init__(self, facts: dict[str, SessionFacts]) -> None:
+        self.facts = facts
+
+    @classmethod
+    def load(cls, manifest: Manifest) -> "FactsLedger":
+        return cls(decode_all(manifest.facts()))
+
+    def update(self, session_id: str, facts: SessionFacts | None) -> None:
+        if facts is None:
+            self.facts.pop(session_id, None)
+        else:
+            self.facts[session_id] = facts
+
+
+def _decision(detected: Detected) -> Supersession:
+    by = detected.by
+    return Supersession(
+        supersededBy=SupersededBy(stepId=by.step_id, target=by.target, timestamp=by.timestamp),
+        supersededAt=by.timestamp,
+        source=DETECTED,
+        evidence=detected.evidence,
+    )
+
+
+def write_detected(
+    store: KnowledgeStore, ledger: FactsLedger, screens: Iterable[str] | None = None
+) -> set[str]:
+    """Re-plan `screens` (every screen when None) and rewrite the decision files whose detected
+    part changed; returns those sessions (to be re-indexed)."""
+    wanted = None if screens is None else set(screens)
+    planned: dict[str, dict[str, Detected]] = {}
+    for found in plan(ledger.facts.values(), wanted):
+        planned.setdefault(found.step_id.split("/", 1)[0], {})[found.step_id] = found
+    changed: set[str] = set()
+    for session_id, facts in ledger.facts.items():
+        in_scope = {a.step_id for a in facts.actions if wanted is None or a.screen in wanted}
+        before = {s: by for s, by in facts.detected.items() if s in in_scope}
+        now = {s: d.by.step_id for s, d in planned.get(session_id, {}).items()}
+        if before == now:
+            continue
+        decisions, unreadable = store.read_decisions(session_id)
+        if unreadable is not None:
+            continue  # reported as a skip; never overwrite what we cannot read
+        for step_id in in_scope:
+            stem = step_id.split("/", 1)[1]
+            if stem in decisions and decisions[stem].source == DETECTED:
+                del decisions[stem]
+        for step_id, found in planned.get(session_id, {}).items():
+            stem = step_id.split("/", 1)[1]
+            if stem not in decisions:
+                decisions[stem] = _decision(found)
+        store.write_decisions(session_id, decisions)
+        facts.detected = {**{s: b for s, b in facts.detected.items() if s not in in_scope}, **now}
+        changed.add(session_id)
+    return changed
+
+
+def _successor(store: KnowledgeStore, step_id: str) -> str | None:
+    session_id, _, stem = step_id.partition("/")
+    decisions, _ = store.read_decisions(session_id)
+    decision = decisions.get(stem)
+    if decision is None or decision.supersededBy is None:
+        return None
+    return decision.supersededBy.stepId
+
+
+def supersede(
+    store: KnowledgeStore,
+    step_id: str,
+    superseded_by: str | None,
+    reason: str | None,
+    describe: dict[str, str | None] | None = None,
+) -> Supersession:
+    """Mark `step_id` superseded by hand (by `superseded_by`, or for `reason`); nothing is
+    written when the input is wrong. `describe` is the successor's target and timestamp."""
+    if superseded_by is None and not reason:
+        raise InvalidInput("supersededBy", "give supersededBy (a step id) or a reason")
+    if not store.has_step(step_id):
+        raise NotFound(f"stepId: no step {step_id!r}; find step ids with mm_knowledge_search")
+    by = None
+    if superseded_by is not None:
+        if superseded_by == step_id:
+            raise InvalidInput("supersededBy", "a step cannot supersede itself")
+        if not store.has_step(superseded_by):
+            raise NotFound(f"supersededBy: no step {superseded_by!r}")
+        link: str | None = superseded_by
+        for _ in range(MAX_CHAIN):
+            link = _successor(store, link) if link else None
+            if link is None:
+                break
+            if link == step_id:
+                raise InvalidInput(
+                    "supersededBy",
+                    f"{superseded_by!r} is itself superseded, through a chain, by {step_id!r}: "
+                    "that would form a cycle",
+                )
+        else:
+            raise InvalidInput("supersededBy", f"chain of supersessions longer than {MAX_CHAIN}")
+        by = SupersededBy(stepId=superseded_by, **(describe or {}))
+    decision = Supersession(supersededBy=by, supersededAt=now_iso(), source=EXPLICIT, reason=reason)
+    session_id, _, stem = step_id.partition("/")
+    decisions, _ = store.read_decisions(session_id)
+    decisions[stem] = decision
+    store.write_decisions(session_id, decisions)
+    return decision

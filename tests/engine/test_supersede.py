@@ -1,0 +1,216 @@
+"""Superseded steps, detected from later sessions' evidence and kept in `superseded.json`."""
+
+import shutil
+import time
+
+import pytest
+import tantivy
+
+from engine.decisions import supersede
+from engine.errors import InvalidInput, NotFound
+from engine.live import LiveIndex
+from engine.prior import ScreenContext
+from engine.search import KnowledgeEngine
+from engine.supersede import selector_test_id
+from tests.conftest import Knowledge
+
+OLD = [("coin-overview-send", "Send"), ("coin-overview-swap", "Swap")]
+NEW = [("wallet-send-button", "Send"), ("wallet-swap-button", "Swap")]
+A11Y = [("e1", "button", "Send"), ("e2", "button", "Swap")]
+SEND_SCREEN = [("recipient-address-input", "")]
+
+
+def before_rename(kb: Knowledge, session_id: str = "mm-old", hours_ago: float = 30.0) -> str:
+    """An agent on the old UI: looks at home, clicks Send by its testId (it worked)."""
+    kb.session(session_id, hours_ago=hours_ago, flow_tags=["send"], goal="Send ETH")
+    kb.step(session_id, "mm_describe_screen", screen="home", test_ids=OLD, a11y=A11Y)
+    return kb.step(session_id, test_id="coin-overview-send", screen="send", test_ids=SEND_SCREEN)
+
+
+def after_rename(
+    kb: Knowledge, session_id: str = "mm-new", hours_ago: float = 2.0, looks: int = 2
+) -> str:
+    """An agent on the renamed UI: looks at home `looks` times, clicks Send by its new testId."""
+    kb.session(session_id, hours_ago=hours_ago, flow_tags=["send"], goal="Send ETH")
+    for _ in range(looks):
+        kb.step(session_id, "mm_describe_screen", screen="home", test_ids=NEW, a11y=A11Y)
+    return kb.step(session_id, test_id="wallet-send-button", screen="send", test_ids=SEND_SCREEN)
+
+
+def decisions(kb: Knowledge, session_id: str) -> dict[str, dict[str, object]]:
+    found, skip = kb.store.read_decisions(session_id)
+    assert skip is None
+    return {stem: d.model_dump(exclude_none=True) for stem, d in found.items()}
+
+
+def test_a_renamed_testid_supersedes_the_old_steps_by_the_new_one(kb: Knowledge) -> None:
+    old = before_rename(kb)
+    new = after_rename(kb)
+    kb.index()
+    decided = decisions(kb, "mm-old")
+    assert list(decided) == [old.split("/", 1)[1]]
+    entry = decided[old.split("/", 1)[1]]
+    assert entry["source"] == "detected" and entry["evidence"] == "renamed"
+    assert entry["supersededBy"] == {
+        "stepId": new,
+        "target": "testId:wallet-send-button",
+        "timestamp": kb.store.read_step(
+            kb.root / "mm-new" / "steps" / f"{new.split('/', 1)[1]}.json"
+        ).timestamp,
+    }
+    assert decisions(kb, "mm-new") == {}
+
+
+def test_one_look_at_the_new_ui_is_not_enough(kb: Knowledge) -> None:
+    before_rename(kb)
+    after_rename(kb, looks=1)
+    kb.index()
+    assert decisions(kb, "mm-old") == {}
+
+
+def test_a_half_loaded_page_is_not_evidence(kb: Knowledge) -> None:
+    """Two looks at a home screen that lacks the old id and also lacks any "Send" element."""
+    before_rename(kb)
+    kb.session("mm-loading", hours_ago=2)
+    for _ in range(3):
+        kb.step("mm-loading", "mm_describe_screen", screen="home", test_ids=[("app-logo", "Demo")])
+    kb.step("mm-loading", test_id="app-logo", screen="home")
+    kb.index()
+    assert decisions(kb, "mm-old") == {}
+
+
+def test_a_later_sighting_of_the_old_testid_cancels_the_decision(kb: Knowledge) -> None:
+    """A branch that still has the old UI keeps its steps: the old id is seen after the new."""
+    before_rename(kb)
+    after_rename(kb)
+    kb.index()
+    assert decisions(kb, "mm-old") != {}
+    kb.session("mm-branch", hours_ago=1)
+    kb.step("mm-branch", "mm_describe_screen", screen="home", test_ids=OLD, a11y=A11Y)
+    kb.index()
+    assert decisions(kb, "mm-old") == {}
+
+
+def test_not_found_then_the_same_element_working_supersedes(kb: Knowledge) -> None:
+    old = before_rename(kb)
+    kb.session("mm-retry", hours_ago=2)
+    kb.step(
+        "mm-retry",
+        test_id="coin-overview-send",
+        ok=False,
+        error=("MM_TARGET_NOT_FOUND", "Element not found: coin-overview-send"),
+        screen="home",
+        a11y=A11Y,
+    )
+    retry = kb.step("mm-retry", a11y_ref="e1", screen="send")
+    kb.index()
+    entry = decisions(kb, "mm-old")[old.split("/", 1)[1]]
+    assert entry["evidence"] == "not-found"
+    assert entry["supersededBy"]["stepId"] == retry  # type: ignore[index]
+
+
+def test_reindex_from_the_files_reproduces_every_flag(kb: Knowledge) -> None:
+    before_rename(kb)
+    after_rename(kb)
+    kb.index()
+    written = (kb.root / "mm-old" / "superseded.json").read_bytes()
+    shutil.rmtree(kb.index_dir)
+    kb.index()
+    assert (kb.root / "mm-old" / "superseded.json").read_bytes() == written
+
+
+def test_explicit_supersede_checks_its_input_and_writes_nothing_when_wrong(kb: Knowledge) -> None:
+    kb.session("mm-hand", hours_ago=3)
+    first = kb.step("mm-hand", test_id="a-button")
+    second = kb.step("mm-hand", test_id="b-button")
+    third = kb.step("mm-hand", test_id="c-button")
+    with pytest.raises(InvalidInput, match="supersededBy: a step cannot supersede itself"):
+        supersede(kb.store, first, first, None)
+    with pytest.raises(NotFound, match="stepId"):
+        supersede(kb.store, "mm-hand/9999-mm_click", second, None)
+    with pytest.raises(NotFound, match="supersededBy"):
+        supersede(kb.store, first, "mm-hand/../x", None)
+    with pytest.raises(InvalidInput, match="supersededBy"):
+        supersede(kb.store, first, None, None)
+    assert decisions(kb, "mm-hand") == {}
+    supersede(kb.store, first, second, "the a-button moved")
+    supersede(kb.store, second, third, None)
+    with pytest.raises(InvalidInput, match="cycle"):
+        supersede(kb.store, third, first, None)
+    assert set(decisions(kb, "mm-hand")) == {first.split("/")[1], second.split("/")[1]}
+    supersede(kb.store, third, None, "the c-button is gone")
+    assert decisions(kb, "mm-hand")[third.split("/")[1]]["reason"] == "the c-button is gone"
+
+
+def test_detection_never_replaces_an_explicit_decision(kb: Knowledge) -> None:
+    old = before_rename(kb)
+    kb.index()
+    supersede(kb.store, old, None, "known to be flaky")
+    after_rename(kb)
+    kb.index()
+    entry = decisions(kb, "mm-old")[old.split("/", 1)[1]]
+    assert entry["source"] == "explicit" and entry["reason"] == "known to be flaky"
+
+
+@pytest.mark.parametrize(
+    ("selector", "test_id"),
+    [
+        ('[data-testid="coin-overview-send"]', "coin-overview-send"),
+        ("[data-testid='x']", "x"),
+        ("[data-testid=x]", "x"),
+        ("button.send", None),
+        ('div [data-testid="x"]', None),
+        (None, None),
+    ],
+)
+def test_a_selector_names_a_testid_only_when_it_is_exactly_one(
+    selector: str | None, test_id: str | None
+) -> None:
+    assert selector_test_id(selector) == test_id
+
+
+def test_prior_knowledge_never_suggests_the_superseded_target(kb: Knowledge) -> None:
+    before_rename(kb, "mm-old1", hours_ago=50)
+    before_rename(kb, "mm-old2", hours_ago=40)  # the old target has more history than the new
+    after_rename(kb)
+    kb.session("mm-now", hours_ago=0.1)
+    home_now = ScreenContext(
+        screen="home",
+        test_ids=[t for t, _ in NEW],
+        a11y=[(role, name) for _, role, name in A11Y],
+        session_id="mm-now",
+    )
+    prior = kb.engine().prior_knowledge(home_now)
+    clicks = [s for s in prior.suggestedNextActions if s.action == "click"]
+    assert clicks and clicks[0].preferredTarget.value == "wallet-send-button"
+    suggested = [s.preferredTarget.value for s in prior.suggestedNextActions]
+    fallbacks = [f.value for s in prior.suggestedNextActions for f in s.fallbackTargets]
+    assert "coin-overview-send" not in suggested + fallbacks
+    assert all(s.sessionId == "mm-new" for s in prior.similarSteps)
+
+
+def flagged(kb: Knowledge) -> set[str]:
+    """Step ids the index flags as superseded (read only: a live writer may hold the index)."""
+    engine = KnowledgeEngine(kb.root, kb.index_dir)
+    searcher = engine.reader.searcher()
+    query = tantivy.Query.term_query(engine.reader.schema, "superseded", "true", "basic")
+    return {
+        searcher.doc(address)["step_id"][0] for _, address in searcher.search(query, limit=100).hits
+    }
+
+
+def test_the_live_indexer_detects_a_rename_as_sessions_are_recorded(kb: Knowledge) -> None:
+    old = before_rename(kb)
+    kb.index()
+    live = LiveIndex(kb.store, kb.index_dir, retry_seconds=0.2)
+    assert live.start(wait=10)
+    try:
+        after_rename(kb)
+        decided = kb.root / "mm-old" / "superseded.json"
+        deadline = time.monotonic() + 20
+        while not (decided.exists() and old in flagged(kb)):
+            assert time.monotonic() < deadline, "the live index did not flag the old step"
+            time.sleep(0.05)
+    finally:
+        live.close()
+    assert live.stats.sessionsFlagged == 1 and live.stats.failedBatches == 0
