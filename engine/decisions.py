@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from engine.errors import InvalidInput, NotFound
 from engine.index import Manifest
 from engine.models import SupersededBy, Supersession, now_iso
-from engine.store import KnowledgeStore
+from engine.store import STEPS_DIR, KnowledgeStore
 from engine.supersede import Detected, SessionFacts, decode_all, plan
 
 EXPLICIT = "explicit"
@@ -55,16 +55,21 @@ def _decision(detected: Detected) -> Supersession:
 
 def write_detected(
     store: KnowledgeStore, ledger: FactsLedger, screens: Iterable[str] | None = None
-) -> set[str]:
+) -> dict[str, set[str]]:
     """Re-plan `screens` (every screen when None) and rewrite the decision files whose detected
-    part changed; returns those sessions (to be re-indexed)."""
+    part changed; returns those sessions and, per session, the steps whose flag changed."""
     wanted = None if screens is None else set(screens)
     planned: dict[str, dict[str, Detected]] = {}
     for found in plan(ledger.facts.values(), wanted):
         planned.setdefault(found.step_id.split("/", 1)[0], {})[found.step_id] = found
-    changed: set[str] = set()
+    changed: dict[str, set[str]] = {}
     for session_id, facts in ledger.facts.items():
-        in_scope = {a.step_id for a in facts.actions if wanted is None or a.screen in wanted}
+        in_scope = {
+            a.step_id
+            for screen, actions in facts.actions.items()
+            if wanted is None or screen in wanted
+            for a in actions
+        }
         before = {s: by for s, by in facts.detected.items() if s in in_scope}
         now = {s: d.by.step_id for s, d in planned.get(session_id, {}).items()}
         if before == now:
@@ -82,7 +87,7 @@ def write_detected(
                 decisions[stem] = _decision(found)
         store.write_decisions(session_id, decisions)
         facts.detected = {**{s: b for s, b in facts.detected.items() if s not in in_scope}, **now}
-        changed.add(session_id)
+        changed[session_id] = {s for s in before.keys() | now.keys() if before.get(s) != now.get(s)}
     return changed
 
 
@@ -95,15 +100,36 @@ def _successor(store: KnowledgeStore, step_id: str) -> str | None:
     return decision.supersededBy.stepId
 
 
+def _describe(store: KnowledgeStore, step_id: str) -> SupersededBy:
+    """A successor as results show it: its id, what it acted on and when."""
+    session_id, _, stem = step_id.partition("/")
+    try:
+        record = store.read_step(store.root / session_id / STEPS_DIR / f"{stem}.json")
+    except (OSError, ValueError) as exc:
+        raise InvalidInput("supersededBy", f"step {step_id!r} cannot be read: {exc}") from None
+    target = record.tool.target
+    described = None
+    if target is not None:
+        hint = target.a11yHint
+        described = (
+            f"testId:{target.testId}"
+            if target.testId
+            else f"selector:{target.selector}"
+            if target.selector
+            else f'a11y:{hint.role}:"{hint.name}"'
+            if hint
+            else f"ref:{target.a11yRef}"
+            if target.a11yRef
+            else None
+        )
+    return SupersededBy(stepId=step_id, target=described, timestamp=record.timestamp)
+
+
 def supersede(
-    store: KnowledgeStore,
-    step_id: str,
-    superseded_by: str | None,
-    reason: str | None,
-    describe: dict[str, str | None] | None = None,
+    store: KnowledgeStore, step_id: str, superseded_by: str | None, reason: str | None
 ) -> Supersession:
     """Mark `step_id` superseded by hand (by `superseded_by`, or for `reason`); nothing is
-    written when the input is wrong. `describe` is the successor's target and timestamp."""
+    written when the input is wrong."""
     if superseded_by is None and not reason:
         raise InvalidInput("supersededBy", "give supersededBy (a step id) or a reason")
     if not store.has_step(step_id):
@@ -127,7 +153,7 @@ def supersede(
                 )
         else:
             raise InvalidInput("supersededBy", f"chain of supersessions longer than {MAX_CHAIN}")
-        by = SupersededBy(stepId=superseded_by, **(describe or {}))
+        by = _describe(store, superseded_by)
     decision = Supersession(supersededBy=by, supersededAt=now_iso(), source=EXPLICIT, reason=reason)
     session_id, _, stem = step_id.partition("/")
     decisions, _ = store.read_decisions(session_id)

@@ -260,6 +260,7 @@ def step_document(
             "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
             "superseded": "true" if decision is not None else "false",
+            "recalled": [link.stepId for link in record.recalled or []],
             "target_id": target.test_id.lower() if target and target.test_id else "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
@@ -296,15 +297,18 @@ def step_documents(
     start_seq: int = 0,
     decisions: dict[str, Supersession] | None = None,
     facts: SessionFacts | None = None,
+    only: set[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Documents of consecutive steps of one session; `context` is advanced past them and
-    `facts` (when given) extended with them."""
+    `facts` (when given) extended with them. With `only`, just those steps' documents are
+    made (the others are only walked past: re-flagging a few steps re-analyses only them)."""
     shared = session_fields(meta)
     collector = FactsCollector(facts) if facts is not None else None
     docs = []
     for seq, step in enumerate(steps, start_seq):
-        decision = decisions.get(step.step_id.split("/", 1)[1]) if decisions else None
-        docs.append(step_document(step, seq, shared, context, meta, decision, collector))
+        if only is None or step.step_id in only:
+            decision = decisions.get(step.step_id.split("/", 1)[1]) if decisions else None
+            docs.append(step_document(step, seq, shared, context, meta, decision, collector))
         context.advance(step.record)
     return docs
 

@@ -22,6 +22,20 @@ def validate_session_id(session_id: object, field: str = "sessionId") -> str:
     return session_id
 
 
+_STEP_STEM = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
+
+
+def validate_step_id(step_id: object, field: str = "stepId") -> str:
+    """Step ids are `<sessionId>/<step file stem>`, e.g. `mm-abc-123/0004-mm_click`."""
+    if not isinstance(step_id, str) or step_id.count("/") != 1:
+        raise InvalidInput(field, "must be '<sessionId>/<step>', e.g. 'mm-abc-123/0004-mm_click'")
+    session_id, stem = step_id.split("/")
+    validate_session_id(session_id, field)
+    if not _STEP_STEM.fullmatch(stem):
+        raise InvalidInput(field, "the step part must be letters, digits, '.', '_' or '-'")
+    return step_id
+
+
 def session_dir(root: Path, session_id: str) -> Path:
     """The folder of a session inside `root`, after validating the id."""
     return root / validate_session_id(session_id)

@@ -8,10 +8,17 @@ Unknown keys are rejected. `validate` turns any violation into one `InvalidInput
 from datetime import datetime
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from engine.errors import InvalidInput
-from engine.files import validate_session_id
+from engine.files import validate_session_id, validate_step_id
 
 MAX_OFFSET = 10_000
 
@@ -85,6 +92,59 @@ class SessionsInput(Strict):
     filters: KnowledgeFilters | None = None
 
 
+def _safe_step_id(value: str) -> str:
+    try:
+        return validate_step_id(value)
+    except InvalidInput as exc:
+        raise ValueError(exc.message.split(": ", 1)[-1]) from None
+
+
+StepId = Annotated[str, Field(min_length=6, max_length=330)]
+MAX_TIMELINE_DEPTH = 50
+
+
+class TimelineInput(Strict):
+    """An anchor step (or a query whose best hit becomes the anchor) and its neighbours."""
+
+    anchor: StepId | None = None
+    query: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    before: Annotated[int, Field(ge=0, le=MAX_TIMELINE_DEPTH, strict=True)] = 5
+    after: Annotated[int, Field(ge=0, le=MAX_TIMELINE_DEPTH, strict=True)] = 5
+    scope: Literal["session", "all"] = "session"
+
+    @field_validator("anchor")
+    @classmethod
+    def _safe(cls, value: str | None) -> str | None:
+        return None if value is None else _safe_step_id(value)
+
+    @model_validator(mode="after")
+    def _one_anchor(self) -> "TimelineInput":
+        if (self.anchor is None) == (self.query is None):
+            raise InvalidInput("anchor", "give exactly one of anchor (a step id) or query")
+        return self
+
+
+class StepInput(Strict):
+    stepId: StepId
+
+    @field_validator("stepId")
+    @classmethod
+    def _safe(cls, value: str) -> str:
+        return _safe_step_id(value)
+
+
+class SupersedeInput(StepInput):
+    """Mark a step superseded by hand: by a newer step, or for a reason (or both)."""
+
+    supersededBy: StepId | None = None
+    reason: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+
+    @field_validator("supersededBy")
+    @classmethod
+    def _safe_by(cls, value: str | None) -> str | None:
+        return None if value is None else _safe_step_id(value)
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -92,6 +152,8 @@ def validate(model: type[M], data: object) -> M:
     """Validate `data` as `model`, raising `InvalidInput` that names the first bad field."""
     try:
         return model.model_validate(data)
+    except InvalidInput:
+        raise
     except ValidationError as exc:
         # In a union (scope: "current" | "all" | {sessionId}) pydantic reports every branch;
         # the deepest location is the one that says what is wrong with what was sent.

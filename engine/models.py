@@ -98,6 +98,14 @@ class Observation(Record):
     priorKnowledge: dict[str, Any] | None = None
 
 
+class RecallLink(Record):
+    """This step followed a memory an earlier session recorded, offered by `via`."""
+
+    stepId: str
+    via: str
+    """`search` or `priorKnowledge`."""
+
+
 class StepRecord(Record):
     schemaVersion: int = 1
     timestamp: str
@@ -106,6 +114,8 @@ class StepRecord(Record):
     outcome: Outcome
     observation: Observation = Field(default_factory=Observation)
     labels: list[str] | None = None
+    recalled: list[RecallLink] | None = None
+    """Memories this action followed, when it worked (read by `engine.timeline`)."""
 
     @property
     def screen(self) -> str:

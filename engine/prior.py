@@ -79,6 +79,8 @@ class SimilarStep(Result):
 
 class SuggestedAction(Result):
     rank: int
+    stepId: str
+    """The step this suggestion is drawn from (followed and working, it counts as a recall)."""
     action: str
     rationale: str
     confidence: float
@@ -366,6 +368,7 @@ def _suggestions(
         suggestions.append(
             SuggestedAction(
                 rank=len(suggestions) + 1,
+                stepId=best.step_id,
                 action=action,
                 rationale=(
                     f"Worked {len(members)} time(s) in {sessions} session(s) on this screen; "

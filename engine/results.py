@@ -12,8 +12,25 @@ class Result(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class SourceSession(Result):
+    """The session a step was recorded in (spec 002's session context on every result)."""
+
+    id: str
+    createdAt: str
+    goal: str | None = None
+    flowTags: list[str] = Field(default_factory=list)
+    stepCount: int = 0
+
+
+class SupersededByStep(Result):
+    stepId: str
+    target: str | None = None
+    timestamp: str | None = None
+
+
 class StepSummary(Result):
-    """SPEC-03 KnowledgeStepSummary plus ids, outcome and score."""
+    """SPEC-03 KnowledgeStepSummary plus ids, outcome and score; lifecycle fields (spec 002):
+    `isSuperseded` (with `supersededBy`, `supersededAt`) and `sourceSession`."""
 
     stepId: str
     sessionId: str
@@ -27,6 +44,11 @@ class StepSummary(Result):
     matchedFields: list[str] | None = None
     sessionGoal: str | None = None
     score: float | None = None
+    isSuperseded: bool | None = None
+    supersededBy: SupersededByStep | None = None
+    supersededAt: str | None = None
+    supersededReason: str | None = None
+    sourceSession: SourceSession | None = None
 
 
 class SearchPage(Result):

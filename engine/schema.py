@@ -9,7 +9,7 @@ inside tantivy-py, and custom tokenizers are not saved with an index). Filter fi
 
 import tantivy
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 # Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
@@ -64,6 +64,7 @@ RAW_FIELDS = (
     "ok",
     "target_id",
     "superseded",
+    "recalled",
 )
 # Integer fast fields: times in epoch milliseconds, step order inside a session.
 INT_FIELDS = ("ts", "created", "seq")
@@ -77,7 +78,7 @@ def build_schema() -> tantivy.Schema:
     for name in RAW_FIELDS:
         builder.add_text_field(
             name,
-            stored=name in ("step_id", "session_id"),
+            stored=name in ("step_id", "session_id", "recalled"),
             tokenizer_name="raw",
             index_option="basic",
         )

@@ -10,8 +10,9 @@ over compact per-session facts (never a model, never one screenshot):
   the old id *and* the element it names says nothing, and one observation can be a transient
   state (a skeleton, an A/B variant), two cannot easily be.
 - **not found**: after the old testId was last seen, an action on it failed with
-  `MM_TARGET_NOT_FOUND` and, later in that session, an action on the same role and name under
-  another target worked.
+  `MM_TARGET_NOT_FOUND` and the session's next action of the same kind on that screen (the
+  agent's retry) worked on another target, which is not named as a different element. This
+  also covers elements without a visible name (text fields), which observations cannot match.
 
 Either way the old id must stay unseen afterwards (a later sighting or success cancels the
 decision, so a branch that still has the old UI keeps its steps), and the newer successful
@@ -66,6 +67,8 @@ class Action:
     error_code: str | None
     target: str
     """How results show the target: `testId:…`, `selector:…` or `a11y:role:"name"`."""
+    tool: str
+    """`click`, `type` or `wait_for`."""
 
     def to_list(self) -> list[Any]:
         return [
@@ -79,6 +82,7 @@ class Action:
             self.ok,
             self.error_code,
             self.target,
+            self.tool,
         ]
 
 
@@ -98,19 +102,20 @@ class SessionFacts:
     """What supersede detection needs of one session (stored as JSON in the manifest)."""
 
     session_id: str
-    actions: list[Action] = field(default_factory=list)
+    actions: dict[str, list[Action]] = field(default_factory=dict)
+    """screen acted on -> the session's actions there, in order."""
     seen: dict[str, dict[str, Seen]] = field(default_factory=dict)
     """screen -> testId -> sightings."""
     detected: dict[str, str] = field(default_factory=dict)
     """The session's detected decisions on file when it was indexed: step id -> superseded by."""
 
     def screens(self) -> set[str]:
-        return {a.screen for a in self.actions} | set(self.seen)
+        return set(self.actions) | set(self.seen)
 
     def encode(self) -> bytes:
         return orjson.dumps(
             {
-                "a": [a.to_list() for a in self.actions],
+                "a": [a.to_list() for actions in self.actions.values() for a in actions],
                 "s": {
                     screen: {t: [s.first, s.last, s.count, s.role, s.name] for t, s in ids.items()}
                     for screen, ids in self.seen.items()
@@ -122,9 +127,13 @@ class SessionFacts:
     @classmethod
     def decode(cls, session_id: str, data: bytes) -> "SessionFacts":
         raw = orjson.loads(data)
+        actions: dict[str, list[Action]] = {}
+        for row in raw["a"]:
+            action = Action(*row)
+            actions.setdefault(action.screen, []).append(action)
         return cls(
             session_id,
-            [Action(*row) for row in raw["a"]],
+            actions,
             {screen: {t: Seen(*row) for t, row in ids.items()} for screen, ids in raw["s"].items()},
             raw["d"],
         )
@@ -149,9 +158,10 @@ class FactsCollector:
     ) -> None:
         """Record the step's action (taken on `on_screen`) and its observation (of `landed`)."""
         tool = record.tool
-        if tool.target is not None and tool_action(tool.name) in INTERACTION_TOOLS:
+        action = tool_action(tool.name)
+        if tool.target is not None and action in INTERACTION_TOOLS:
             error = record.outcome.error
-            self.facts.actions.append(
+            self.facts.actions.setdefault(on_screen, []).append(
                 Action(
                     step_id,
                     epoch_ms(record.timestamp),
@@ -163,6 +173,7 @@ class FactsCollector:
                     record.outcome.ok,
                     error.code if error else None,
                     target,
+                    action,
                 )
             )
         obs = record.observation
@@ -214,86 +225,108 @@ def plan(facts: Iterable[SessionFacts], screens: Iterable[str] | None = None) ->
     return sorted(detected, key=lambda d: d.step_id)
 
 
+@dataclass
+class _Screen:
+    """One screen's facts from every session, indexed for the rules."""
+
+    worked: dict[str, list[Action]] = field(default_factory=dict)
+    """testId -> successful actions on it."""
+    last_seen: dict[str, int] = field(default_factory=dict)
+    identity: dict[str, tuple[str, str]] = field(default_factory=dict)
+    sightings: dict[str, list[tuple[str, Seen]]] = field(default_factory=dict)
+    """name -> (testId, its sightings in one session)."""
+    named_ok: dict[str, list[Action]] = field(default_factory=dict)
+    """name -> successful actions on an element of that name, oldest first."""
+    not_found: dict[str, list[Action]] = field(default_factory=dict)
+    """testId -> actions on it that failed with MM_TARGET_NOT_FOUND."""
+    sessions: dict[str, list[Action]] = field(default_factory=dict)
+    """session id -> its actions on this screen, in order."""
+
+
+def _index_screen(screen: str, sessions: Iterable[SessionFacts]) -> _Screen:
+    facts = _Screen()
+    actions: list[Action] = []
+    for session in sessions:
+        mine = session.actions.get(screen, [])
+        if mine:
+            facts.sessions[session.session_id] = mine
+            actions += mine
+        for test_id, sighting in session.seen.get(screen, {}).items():
+            facts.last_seen[test_id] = max(facts.last_seen.get(test_id, 0), sighting.last)
+            if sighting.name:
+                facts.identity.setdefault(test_id, (sighting.role, sighting.name))
+                facts.sightings.setdefault(sighting.name, []).append((test_id, sighting))
+    actions.sort(key=lambda a: (a.ts, a.step_id))
+    for action in actions:
+        if action.ok:
+            if action.name:
+                facts.named_ok.setdefault(action.name, []).append(action)
+            if action.test_id:
+                facts.worked.setdefault(action.test_id, []).append(action)
+                seen = facts.last_seen.get(action.test_id, 0)
+                facts.last_seen[action.test_id] = max(seen, action.ts)
+                if action.name:
+                    facts.identity[action.test_id] = (action.role, action.name)
+        elif action.error_code == NOT_FOUND and action.test_id:
+            facts.not_found.setdefault(action.test_id, []).append(action)
+    return facts
+
+
 def plan_screen(screen: str, sessions: Iterable[SessionFacts]) -> list[Detected]:
     """The supersessions of one screen, from every session that acted on or saw it."""
-    actions: list[Action] = []
-    seen: list[tuple[str, str, Seen]] = []  # (session, testId, sightings)
-    for session in sessions:
-        actions += [a for a in session.actions if a.screen == screen]
-        for test_id, sighting in session.seen.get(screen, {}).items():
-            seen.append((session.session_id, test_id, sighting))
-    last_seen: dict[str, int] = {}
-    identity: dict[str, tuple[str, str]] = {}
-    for _, test_id, sighting in seen:
-        last_seen[test_id] = max(last_seen.get(test_id, sighting.last), sighting.last)
-        if sighting.name:
-            identity.setdefault(test_id, (sighting.role, sighting.name))
-    worked: dict[str, list[Action]] = {}
-    for action in actions:
-        if action.ok and action.test_id:
-            worked.setdefault(action.test_id, []).append(action)
-            last_seen[action.test_id] = max(last_seen.get(action.test_id, action.ts), action.ts)
-            if action.name:
-                identity[action.test_id] = (action.role, action.name)
-    successors = sorted((a for a in actions if a.ok and a.name), key=lambda a: (a.ts, a.step_id))
+    facts = _index_screen(screen, sessions)
     detected: list[Detected] = []
-    for test_id in sorted(worked):
-        if test_id not in identity:
-            continue
-        role, name = identity[test_id]
-        since = last_seen[test_id]
-        evidence = _evidence(test_id, role, name, since, seen, actions)
-        if evidence is None:
-            continue
-        by = next(
-            (
-                a
-                for a in successors
-                if a.ts > since
-                and a.test_id != test_id
-                and _same_element(role, name, a.role, a.name)
-            ),
-            None,
-        )
-        if by is None:
-            continue
-        detected += [Detected(old.step_id, by, evidence) for old in worked[test_id]]
+    for test_id in sorted(facts.worked):
+        found = _renamed(test_id, facts) or _not_found(test_id, facts)
+        if found is not None:
+            by, evidence = found
+            detected += [Detected(old.step_id, by, evidence) for old in facts.worked[test_id]]
     return detected
 
 
-def _evidence(
-    test_id: str,
-    role: str,
-    name: str,
-    since: int,
-    seen: list[tuple[str, str, Seen]],
-    actions: list[Action],
-) -> str | None:
-    """Why `test_id` no longer works after `since` (its last sighting), or None."""
+def _renamed(test_id: str, facts: _Screen) -> tuple[Action, str] | None:
+    """After `test_id` was last seen, the same element was observed at least
+    `MIN_OBSERVATIONS` times under another testId, and an action on it worked there."""
+    role, name = facts.identity.get(test_id, ("", ""))
+    if not name:
+        return None
+    since = facts.last_seen[test_id]
     observations = sum(
         sighting.count
-        for _, other, sighting in seen
+        for other, sighting in facts.sightings.get(name, [])
         if other != test_id
         and sighting.first > since
-        and _same_element(role, name, sighting.role, sighting.name)
+        and _same_element(role, name, sighting.role, name)
     )
-    if observations >= MIN_OBSERVATIONS:
-        return "renamed"
-    for failed in actions:
-        if failed.ok or failed.test_id != test_id or failed.error_code != NOT_FOUND:
-            continue
+    if observations < MIN_OBSERVATIONS:
+        return None
+    for action in facts.named_ok.get(name, []):
+        if (
+            action.ts > since
+            and action.test_id != test_id
+            and _same_element(role, name, action.role, name)
+        ):
+            return action, "renamed"
+    return None
+
+
+def _not_found(test_id: str, facts: _Screen) -> tuple[Action, str] | None:
+    """After `test_id` was last seen, an action on it failed with MM_TARGET_NOT_FOUND, and the
+    session's next action of the same kind on this screen worked on another target: the same
+    element by role and name, or — when the element has no known name (a text field) — the
+    agent's retry, as long as nothing names it as a different element."""
+    role, name = facts.identity.get(test_id, ("", ""))
+    since = facts.last_seen[test_id]
+    for failed in facts.not_found.get(test_id, []):
         if failed.ts <= since:
             continue
-        session = failed.step_id.split("/", 1)[0]
-        if any(
-            a.ok
-            and a.ts > failed.ts
-            and a.test_id != test_id
-            and a.step_id.startswith(session + "/")
-            and _same_element(role, name, a.role, a.name)
-            for a in actions
-        ):
-            return "not-found"
+        later = facts.sessions[failed.step_id.split("/", 1)[0]]
+        retry = next((a for a in later if a.ts > failed.ts and a.tool == failed.tool), None)
+        if retry is None or not retry.ok or retry.test_id == test_id:
+            continue
+        if name and retry.name and not _same_element(role, name, retry.role, retry.name):
+            continue
+        return retry, "not-found"
     return None
 
 

@@ -109,14 +109,27 @@ def test_not_found_then_the_same_element_working_supersedes(kb: Knowledge) -> No
     assert entry["supersededBy"]["stepId"] == retry  # type: ignore[index]
 
 
+def indexed_steps(kb: Knowledge) -> dict[str, bytes]:
+    """Every step document's stored payload."""
+    engine = KnowledgeEngine(kb.root, kb.index_dir)
+    searcher = engine.reader.searcher()
+    query = tantivy.Query.term_query(engine.reader.schema, "doc_type", "step", "basic")
+    docs = [searcher.doc(a) for _, a in searcher.search(query, limit=1000).hits]
+    return {d["step_id"][0]: d["payload"][0] for d in docs}
+
+
 def test_reindex_from_the_files_reproduces_every_flag(kb: Knowledge) -> None:
-    before_rename(kb)
+    old = before_rename(kb)
     after_rename(kb)
-    kb.index()
+    kb.index()  # detects, writes the decision, re-indexes just the flagged step
     written = (kb.root / "mm-old" / "superseded.json").read_bytes()
+    detected = indexed_steps(kb)
+    assert flagged(kb) == {old}
     shutil.rmtree(kb.index_dir)
-    kb.index()
+    kb.index()  # from the files: the decision is read, nothing is detected anew
     assert (kb.root / "mm-old" / "superseded.json").read_bytes() == written
+    assert indexed_steps(kb) == detected
+    assert flagged(kb) == {old}
 
 
 def test_explicit_supersede_checks_its_input_and_writes_nothing_when_wrong(kb: Knowledge) -> None:
@@ -214,3 +227,40 @@ def test_the_live_indexer_detects_a_rename_as_sessions_are_recorded(kb: Knowledg
     finally:
         live.close()
     assert live.stats.sessionsFlagged == 1 and live.stats.failedBatches == 0
+
+
+def test_a_text_field_without_a_name_is_superseded_by_the_agents_retry(kb: Knowledge) -> None:
+    kb.session("mm-typed", hours_ago=30)
+    old = kb.step("mm-typed", "mm_type", test_id="currency-input", text="0.1", screen="send")
+    kb.session("mm-retyped", hours_ago=2)
+    kb.step("mm-retyped", "mm_describe_screen", screen="send", test_ids=["send-amount-input"])
+    kb.step(
+        "mm-retyped",
+        "mm_type",
+        test_id="currency-input",
+        ok=False,
+        error=("MM_TARGET_NOT_FOUND", "Element not found: currency-input"),
+        screen="send",
+    )
+    kb.step("mm-retyped", "mm_describe_screen", screen="send", test_ids=["send-amount-input"])
+    retry = kb.step("mm-retyped", "mm_type", test_id="send-amount-input", screen="send")
+    kb.index()
+    entry = decisions(kb, "mm-typed")[old.split("/", 1)[1]]
+    assert entry["evidence"] == "not-found"
+    assert entry["supersededBy"]["stepId"] == retry  # type: ignore[index]
+
+
+def test_a_retry_on_an_element_with_another_name_is_not_a_replacement(kb: Knowledge) -> None:
+    before_rename(kb)
+    kb.session("mm-other", hours_ago=2)
+    kb.step(
+        "mm-other",
+        test_id="coin-overview-send",
+        ok=False,
+        error=("MM_TARGET_NOT_FOUND", "Element not found: coin-overview-send"),
+        screen="home",
+        a11y=A11Y,
+    )
+    kb.step("mm-other", a11y_ref="e2", screen="swap")  # clicked Swap instead
+    kb.index()
+    assert decisions(kb, "mm-old") == {}

@@ -1,0 +1,247 @@
+"""Session context of steps (spec 002): `sourceSession` on results, timelines, step usage.
+
+A step on its own says little; the session it came from (goal, flowTags, how long it was) and
+the steps around it say how it was used. Everything here reads the index: a session's
+metadata from its session document, its length from a count, neighbours by position in the
+session (`seq`) or, across sessions, by time (`ts`). Timelines show history as it was, so
+superseded steps appear in them, flagged.
+"""
+
+from typing import Any
+
+import orjson
+import tantivy
+
+from engine.errors import NotFound
+from engine.evidence import snippet
+from engine.lifecycle import superseded_fields
+from engine.results import Result, SourceSession, StepSummary
+from engine.schema import DOC_SESSION, DOC_STEP
+
+RECALLED_FIELD = "recalled"
+"""Raw index field of an acting step: the step ids of the memories it followed (its record's
+`recalled` links)."""
+MAX_RECALLS_LISTED = 100
+TIE_SLACK = 64
+"""Extra neighbours read across sessions, so that steps sharing the anchor's millisecond are
+ordered by step id like all others."""
+
+
+class Hit:
+    """A step document as read from the index."""
+
+    __slots__ = ("payload", "seq", "session_id", "step_id", "ts")
+
+    def __init__(self, doc: tantivy.Document) -> None:
+        self.step_id = str(doc["step_id"][0])
+        self.session_id = str(doc["session_id"][0])
+        self.ts = int(doc["ts"][0])
+        self.seq = int(doc["seq"][0])
+        self.payload: dict[str, Any] = orjson.loads(doc["payload"][0])
+
+    @property
+    def order(self) -> tuple[int, str]:
+        return (self.ts, self.step_id)
+
+
+def step_summary(
+    step_id: str,
+    session_id: str,
+    payload: dict[str, Any],
+    matched_fields: list[str] | None = None,
+    score: float | None = None,
+    session: SourceSession | None = None,
+) -> StepSummary:
+    """The result shape of a step, with its lifecycle fields and (when given) source session."""
+    return StepSummary(
+        stepId=step_id,
+        sessionId=session_id,
+        timestamp=payload.get("timestamp", ""),
+        tool=payload.get("tool", ""),
+        screen=payload.get("screen") or "unknown",
+        snippet=snippet(payload, matched_fields or []),
+        ok=bool(payload.get("ok")),
+        target=payload.get("target"),
+        labels=payload.get("labels") or [],
+        matchedFields=matched_fields or None,
+        sessionGoal=payload.get("goal"),
+        score=round(score, 4) if score is not None else None,
+        sourceSession=session,
+        **superseded_fields(payload),
+    )
+
+
+def _term(schema: tantivy.Schema, field: str, value: str) -> tantivy.Query:
+    return tantivy.Query.term_query(schema, field, value, index_option="basic")
+
+
+def _all(*queries: tantivy.Query) -> tantivy.Query:
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
+
+
+def _int_range(schema: tantivy.Schema, field: str, lower: int, upper: int) -> tantivy.Query:
+    return tantivy.Query.range_query(
+        schema, field, tantivy.FieldType.Integer, lower_bound=lower, upper_bound=upper
+    )
+
+
+def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+    found = searcher.search(query, limit=1, count=True)
+    return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
+
+
+def find_step(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str, field: str) -> Hit:
+    """The indexed step `step_id`, or NotFound naming `field`."""
+    query = _all(_term(schema, "doc_type", DOC_STEP), _term(schema, "step_id", step_id))
+    found = searcher.search(query, limit=1)
+    if not found.hits:
+        raise NotFound(
+            f"{field}: no step {step_id!r} in the index; find step ids with mm_knowledge_search"
+        )
+    return Hit(searcher.doc(found.hits[0][1]))
+
+
+def source_sessions(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, session_ids: set[str]
+) -> dict[str, SourceSession]:
+    """`sourceSession` of each session: metadata from its session document, length counted."""
+    sessions = {}
+    for session_id in sorted(session_ids):
+        query = _all(
+            _term(schema, "doc_type", DOC_SESSION), _term(schema, "session_id", session_id)
+        )
+        found = searcher.search(query, limit=1)
+        meta = orjson.loads(searcher.doc(found.hits[0][1])["payload"][0]) if found.hits else {}
+        steps = count(
+            searcher,
+            _all(_term(schema, "doc_type", DOC_STEP), _term(schema, "session_id", session_id)),
+        )
+        sessions[session_id] = SourceSession(
+            id=session_id,
+            createdAt=meta.get("createdAt", ""),
+            goal=meta.get("goal"),
+            flowTags=meta.get("flowTags", []),
+            stepCount=steps,
+        )
+    return sessions
+
+
+class TimelineResult(Result):
+    anchor: StepSummary
+    before: list[StepSummary]
+    after: list[StepSummary]
+    sessions: dict[str, SourceSession]
+    """Every session that appears (goal, flowTags, createdAt, stepCount), by id."""
+
+
+def timeline(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    anchor_id: str,
+    before: int,
+    after: int,
+    scope: str,
+) -> TimelineResult:
+    """The anchor and its neighbours, oldest first: in its session by position (`session`),
+    or across every session by time (`all`)."""
+    anchor = find_step(searcher, schema, anchor_id, "anchor")
+    if scope == "session":
+        same = _term(schema, "session_id", anchor.session_id)
+        step = _term(schema, "doc_type", DOC_STEP)
+        earlier = _neighbours(
+            searcher,
+            _all(step, same, _int_range(schema, "seq", anchor.seq - before, anchor.seq - 1)),
+            before,
+        )
+        later = _neighbours(
+            searcher,
+            _all(step, same, _int_range(schema, "seq", anchor.seq + 1, anchor.seq + after)),
+            after,
+        )
+        earlier.sort(key=lambda h: h.seq)
+        later.sort(key=lambda h: h.seq)
+    else:
+        step = _term(schema, "doc_type", DOC_STEP)
+        up_to = _neighbours(
+            searcher, _all(step, _int_range(schema, "ts", -(2**62), anchor.ts)), before + TIE_SLACK
+        )
+        from_on = _neighbours(
+            searcher,
+            _all(step, _int_range(schema, "ts", anchor.ts, 2**62)),
+            after + TIE_SLACK,
+            tantivy.Order.Asc,
+        )
+        earlier = sorted((h for h in up_to if h.order < anchor.order), key=lambda h: h.order)
+        later = sorted((h for h in from_on if h.order > anchor.order), key=lambda h: h.order)
+        earlier, later = earlier[len(earlier) - before :] if before else [], later[:after]
+    hits = [*earlier, anchor, *later]
+    sessions = source_sessions(searcher, schema, {h.session_id for h in hits})
+
+    def summary(hit: Hit) -> StepSummary:
+        return step_summary(
+            hit.step_id, hit.session_id, hit.payload, session=sessions[hit.session_id]
+        )
+
+    return TimelineResult(
+        anchor=summary(anchor),
+        before=[summary(h) for h in earlier],
+        after=[summary(h) for h in later],
+        sessions=sessions,
+    )
+
+
+def _neighbours(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    limit: int,
+    order: tantivy.Order = tantivy.Order.Desc,
+) -> list[Hit]:
+    if limit <= 0:
+        return []
+    found = searcher.search(query, limit=limit, order_by_field="ts", order=order)
+    return [Hit(searcher.doc(address)) for _, address in found.hits]
+
+
+class Recall(Result):
+    """One later session that acted on this step's advice, and it worked."""
+
+    sessionId: str
+    at: str
+    stepId: str
+    """The step of the recalling session that followed the advice."""
+
+
+class StepContext(Result):
+    """How a step came to be and how it was used since (`mm_knowledge_session_context`)."""
+
+    stepId: str
+    session: SourceSession
+    stepCount: int
+    usageType: str
+    """`created` (nobody has followed it yet) or `recalled` (see `recalledBy`)."""
+    recalledBy: list[Recall]
+
+
+def recalls_of(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str) -> list[Recall]:
+    """The recall links to `step_id`, oldest first."""
+    query = _term(schema, RECALLED_FIELD, step_id)
+    found = searcher.search(query, limit=MAX_RECALLS_LISTED, order_by_field="ts")
+    hits = sorted((Hit(searcher.doc(address)) for _, address in found.hits), key=lambda h: h.order)
+    return [
+        Recall(sessionId=h.session_id, at=h.payload.get("timestamp", ""), stepId=h.step_id)
+        for h in hits
+    ]
+
+
+def step_context(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str) -> StepContext:
+    """The session that created `step_id`, its length, and the sessions that recalled it."""
+    hit = find_step(searcher, schema, step_id, "stepId")
+    recalls = recalls_of(searcher, schema, step_id)
+    session = source_sessions(searcher, schema, {hit.session_id})[hit.session_id]
+    return StepContext(
+        stepId=step_id,
+        session=session,
+        stepCount=session.stepCount,
+        usageType="recalled" if recalls else "created",
+        recalledBy=recalls,
+    )
