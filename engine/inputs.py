@@ -67,12 +67,14 @@ class SearchInput(Strict):
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)] = 0
     scope: Scope = "all"
     filters: KnowledgeFilters | None = None
+    includeSuperseded: bool = False
 
 
 class LastInput(Strict):
     n: Annotated[int, Field(ge=1, le=200, strict=True)] = 20
     scope: Scope = "current"
     filters: KnowledgeFilters | None = None
+    includeSuperseded: bool = False
 
 
 class SummarizeInput(Strict):

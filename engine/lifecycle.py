@@ -25,6 +25,11 @@ def hide_superseded(schema: tantivy.Schema) -> tuple[tantivy.Occur, tantivy.Quer
     return (tantivy.Occur.MustNot, flagged)
 
 
+def current_steps(schema: tantivy.Schema) -> tantivy.Query:
+    """The same filter as a query that must match (for paths that AND their filters)."""
+    return tantivy.Query.term_query(schema, SUPERSEDED_FIELD, "false", index_option="basic")
+
+
 def is_superseded(payload: dict[str, Any]) -> bool:
     """Whether a step document's payload carries a supersede decision."""
     return "supersededAt" in payload

@@ -30,6 +30,7 @@ from engine.inputs import (
     SessionsInput,
     SummarizeInput,
 )
+from engine.lifecycle import current_steps, is_superseded, superseded_fields
 from engine.models import epoch_ms
 from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.query import PlannedQuery, plan_query, scored_query, step_filter
@@ -154,10 +155,19 @@ class KnowledgeEngine:
         return None
 
     def _filter_clauses(
-        self, scope: Scope, filters: KnowledgeFilters | None, *, steps: bool
+        self,
+        scope: Scope,
+        filters: KnowledgeFilters | None,
+        *,
+        steps: bool,
+        include_superseded: bool = False,
     ) -> list[tantivy.Query]:
+        """Every retrieval path's filters; steps drop superseded ones unless asked for them
+        (`engine.lifecycle`), so no mode can forget it."""
         schema = self.reader.schema
         clauses = [step_filter(schema) if steps else _term(schema, "doc_type", DOC_SESSION)]
+        if steps and not include_superseded:
+            clauses.append(current_steps(schema))
         session_id = self._scope_session(scope)
         if session_id:
             clauses.append(_term(schema, "session_id", session_id))
@@ -196,7 +206,12 @@ class KnowledgeEngine:
         reader = self.reader
         searcher = reader.searcher()
         plan = plan_query(searcher, request.query, self.synonyms, self._vocabulary(searcher))
-        must = self._filter_clauses(request.scope, request.filters, steps=True)
+        must = self._filter_clauses(
+            request.scope,
+            request.filters,
+            steps=True,
+            include_superseded=request.includeSuperseded,
+        )
         query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, _unscored(q)) for q in must]
             + [(tantivy.Occur.Must, scored_query(reader.schema, plan.clauses))]
@@ -284,7 +299,12 @@ class KnowledgeEngine:
         """The newest `n` steps of the scope, returned oldest first (like `tail`)."""
         reader = self.reader
         searcher = reader.searcher()
-        must = self._filter_clauses(request.scope, request.filters, steps=True)
+        must = self._filter_clauses(
+            request.scope,
+            request.filters,
+            steps=True,
+            include_superseded=request.includeSuperseded,
+        )
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in must])
         found = searcher.search(query, limit=request.n, count=True, order_by_field="ts")
         steps = []
@@ -421,4 +441,5 @@ def _summary(candidate: Candidate, *, with_score: bool = True) -> StepSummary:
         matchedFields=candidate.matched_fields or None,
         sessionGoal=payload.get("goal"),
         score=round(candidate.score, 4) if with_score else None,
+        **(superseded_fields(payload) if is_superseded(payload) else {}),
     )

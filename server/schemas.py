@@ -4,7 +4,8 @@ They are declared here, not generated from the pydantic inputs, because §5 fixe
 shape (`definitions` + `$ref`, `oneOf` scope, no `anyOf`/`title` noise) and agents read them.
 The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
-Additive properties (not in §5): search `offset`; filters `ok`, `tool`, `after`, `before`.
+Additive properties (not in §5): search `offset`; search and last `includeSuperseded`;
+filters `ok`, `tool`, `after`, `before`.
 """
 
 from typing import Any
@@ -78,6 +79,11 @@ SEARCH: Schema = _knowledge(
             "default": 0,
             "description": "Skip this many results; call again with offset+limit while hasMore",
         },
+        "includeSuperseded": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return superseded steps, flagged isSuperseded with supersededBy",
+        },
     },
     required=["query"],
 )
@@ -87,6 +93,11 @@ LAST: Schema = _knowledge(
         "n": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
         "scope": {"$ref": SCOPE_REF, "default": "current"},
         "filters": {"$ref": FILTERS_REF},
+        "includeSuperseded": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return superseded steps, flagged isSuperseded with supersededBy",
+        },
     }
 )
 
