@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit bench bench-quality bench-speed clean
+.PHONY: install run test lint typecheck unit bench bench-quality bench-speed test-dapp clean
 
 install: $(STAMP)
 
@@ -13,6 +13,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## test-dapp: MetaMask's @metamask/test-dapp (pinned) into vendor/ for the browser tests and bench
+TEST_DAPP_VERSION := 9.9.0
+TEST_DAPP := vendor/test-dapp/node_modules/@metamask/test-dapp/dist/index.html
+test-dapp: $(TEST_DAPP)
+
+$(TEST_DAPP):
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the test-dapp tests will be skipped"; exit 0; }
+	npm install --prefix vendor/test-dapp --no-save --ignore-scripts --no-audit --no-fund \
+		@metamask/test-dapp@$(TEST_DAPP_VERSION) >/dev/null 2>&1 \
+		|| echo "npm install @metamask/test-dapp failed (registry unreachable?): the test-dapp tests will be skipped"
 
 ## run: index the knowledge root (or the bundled sample) and show example searches
 run: install
@@ -25,7 +36,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install
+unit: install test-dapp
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
