@@ -17,7 +17,7 @@ import tantivy
 
 from engine.files import atomic_write
 from engine.index import MANIFEST_FILE, IndexReader
-from engine.indexer import SyncReport, session_signature
+from engine.indexer import SyncReport
 from engine.results import Result
 from engine.schema import DOC_SESSION, DOC_STEP
 from engine.session_sync import read_manifest
@@ -26,6 +26,7 @@ from engine.store import (
     STEPS_DIR,
     KnowledgeStore,
     Skip,
+    list_session,
 )
 
 SKIPS_FILE = "skipped.json"
@@ -132,7 +133,7 @@ def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
     since = _manifest_written(generation)
     on_disk = store.session_ids()
     recent = [s for s in on_disk if _folder_mtime(store, s) >= since]
-    pending = [s for s in recent if signatures.get(s) != session_signature(store, s)]
+    pending = [s for s in recent if signatures.get(s) != list_session(store.root, s).signature]
     pending += sorted(set(signatures) - set(on_disk))
     now = time.time()
     waits = [now - newest_mtime(store, s) for s in pending]

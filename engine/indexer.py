@@ -6,9 +6,9 @@ a11y refs from earlier steps, so when any of its files change the session is re-
 names, sizes and modification times, without parsing them.
 """
 
-import hashlib
 import multiprocessing
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -20,7 +20,7 @@ from engine.decisions import FactsLedger, write_detected
 from engine.documents import SessionContext, session_documents, step_documents
 from engine.errors import StaleIndex
 from engine.index import IndexLayout, IndexWriter, create_generation
-from engine.store import DECISIONS_FILE, SESSION_FILE, STEPS_DIR, KnowledgeStore, Skip
+from engine.store import KnowledgeStore, Skip, list_session
 from engine.supersede import SessionFacts
 
 T = TypeVar("T")
@@ -60,27 +60,6 @@ class SyncReport:
         }
 
 
-def session_signature(store: KnowledgeStore, session_id: str) -> str:
-    """A digest of the session's file names, sizes and mtimes (no parsing): `session.json`,
-    `superseded.json` and the step files."""
-    digest = hashlib.blake2b(digest_size=16)
-    base = store.root / session_id
-    for directory in (base, base / STEPS_DIR):
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            is_step = directory != base and entry.name.endswith(".json")
-            if (directory == base and entry.name in (SESSION_FILE, DECISIONS_FILE)) or is_step:
-                try:
-                    st = entry.stat()
-                except FileNotFoundError:
-                    continue
-                digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return digest.hexdigest()
-
-
 @dataclass
 class PreparedSession:
     """A session read and analysed, ready for the writer."""
@@ -96,7 +75,7 @@ class PreparedSession:
 
 def prepare_session(root: Path, session_id: str, signature: str | None = None) -> PreparedSession:
     store = KnowledgeStore(root)
-    signature = signature or session_signature(store, session_id)
+    signature = signature or list_session(store.root, session_id).signature
     loaded = store.load_session(session_id)
     facts = SessionFacts(session_id)
     docs = session_documents(loaded, facts)
@@ -110,7 +89,7 @@ def prepare_steps(
 ) -> tuple[str, list[dict[str, Any]], str]:
     """Documents of some steps of a session, read from its files now (their flags changed)."""
     store = KnowledgeStore(root)
-    signature = session_signature(store, session_id)
+    signature = list_session(root, session_id).signature
     loaded = store.load_session(session_id)
     docs = step_documents(
         loaded.steps, loaded.metadata, SessionContext(), 0, loaded.decisions, None, step_ids
@@ -179,7 +158,7 @@ def sync(
     on_disk = store.session_ids()
     changed: list[tuple[str, str]] = []
     for session_id in on_disk:
-        signature = session_signature(store, session_id)
+        signature = list_session(store.root, session_id).signature
         if known.get(session_id) == signature:
             report.sessions_unchanged += 1
         else:
@@ -227,9 +206,13 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     generation = create_generation(layout)
     writer = IndexWriter(generation)
     try:
-        report = sync(store, writer, progress, commit_every=None)
-    finally:
-        writer.close(merge=True)
+        try:
+            report = sync(store, writer, progress, commit_every=None)
+        finally:
+            writer.close(merge=True)
+    except BaseException:
+        shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
+        raise
     layout.publish(generation)
     return report
 

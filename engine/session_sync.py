@@ -5,8 +5,6 @@ from a cached session context (`AppendCache`); any other change re-indexes it wh
 whose folder is gone is dropped. One commit per call. Used by the live index's writer.
 """
 
-import hashlib
-import os
 import sqlite3
 import time
 from collections import OrderedDict
@@ -19,16 +17,16 @@ from pydantic import ValidationError
 
 from engine.documents import SessionContext, session_documents, step_documents
 from engine.index import MANIFEST_FILE, IndexWriter
-from engine.indexer import SyncReport, session_signature
+from engine.indexer import SyncReport
 from engine.models import SessionMetadata
 from engine.store import (
-    DECISIONS_FILE,
-    SESSION_FILE,
     STEPS_DIR,
     FileSig,
     KnowledgeStore,
+    Listing,
     LoadedSession,
     LoadedStep,
+    list_session,
     step_id_for,
 )
 from engine.supersede import SessionFacts
@@ -109,52 +107,6 @@ def sync_sessions(
     return report
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """A session's files by signature, read in one pass without opening them; `signature` is
-    `engine.indexer.session_signature` of the same pass (a test pins the two equal)."""
-
-    meta_sig: FileSig | None
-    decisions_sig: FileSig | None
-    files: dict[str, FileSig]
-    signature: str
-
-
-def list_session(store: KnowledgeStore, session_id: str) -> Listing:
-    base = store.root / session_id
-    digest = hashlib.blake2b(digest_size=16)
-    meta_sig = _file_sig(base / SESSION_FILE)
-    if meta_sig is not None:
-        digest.update(f"{SESSION_FILE}:{meta_sig.size}:{meta_sig.mtime_ns};".encode())
-    decisions_sig = _file_sig(base / DECISIONS_FILE)
-    if decisions_sig is not None:
-        digest.update(f"{DECISIONS_FILE}:{decisions_sig.size}:{decisions_sig.mtime_ns};".encode())
-    files: dict[str, FileSig] = {}
-    try:
-        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
-    except FileNotFoundError:
-        entries = []
-    for entry in entries:
-        if not entry.name.endswith(".json"):
-            continue
-        try:
-            st = entry.stat()
-        except FileNotFoundError:
-            continue
-        digest.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-        if not entry.name.startswith(".") and entry.is_file():
-            files[entry.name] = FileSig(st.st_mtime_ns, st.st_size)
-    return Listing(meta_sig, decisions_sig, files, digest.hexdigest())
-
-
-def _file_sig(path: Path) -> FileSig | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return FileSig(st.st_mtime_ns, st.st_size)
-
-
 def _reindex(
     store: KnowledgeStore,
     writer: IndexWriter,
@@ -162,7 +114,7 @@ def _reindex(
     cache: AppendCache | None,
     report: LiveReport,
 ) -> None:
-    listing = list_session(store, session_id)  # taken before reading: never newer than content
+    listing = list_session(store.root, session_id)  # taken before reading: never newer than content
     loaded = store.load_session(session_id)
     facts = SessionFacts(session_id)
     docs = session_documents(loaded, facts)
@@ -222,7 +174,7 @@ def _append(
     known = cache.get(session_id)
     if known is None:
         return False
-    listing = list_session(store, session_id)
+    listing = list_session(store.root, session_id)
     files = listing.files
     if listing.meta_sig != known.meta_sig or listing.decisions_sig != known.decisions_sig:
         return False
@@ -253,7 +205,7 @@ def _append(
 def changed_sessions(store: KnowledgeStore, signatures: dict[str, str]) -> list[str]:
     """Sessions whose files differ from what the index was built from: new, changed, deleted."""
     on_disk = store.session_ids()
-    changed = [s for s in on_disk if signatures.get(s) != session_signature(store, s)]
+    changed = [s for s in on_disk if signatures.get(s) != list_session(store.root, s).signature]
     return changed + sorted(set(signatures) - set(on_disk))
 
 

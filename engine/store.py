@@ -5,6 +5,7 @@ half-written JSON file is reported as a `Skip` (path + reason) and the rest load
 """
 
 import contextlib
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -71,6 +72,71 @@ class LoadedSession:
     skipped: list[Skip] = field(default_factory=list)
     decisions: dict[str, Supersession] = field(default_factory=dict)
     """Step file stem -> why that step is superseded (`superseded.json`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A session's files by signature, read in one pass without opening them. `signature`
+    digests the names, sizes and mtimes of `session.json`, `superseded.json` and the step
+    files: the indexer keeps it in the manifest to tell which sessions changed."""
+
+    meta_sig: FileSig | None
+    decisions_sig: FileSig | None
+    files: dict[str, FileSig]
+    """Readable step files only (no hidden files, no names that are not UTF-8)."""
+    signature: str
+
+
+def list_session(root: Path, session_id: str) -> Listing:
+    base = Path(root) / session_id
+    digest = hashlib.blake2b(digest_size=16)
+    meta_sig = _file_sig(base / SESSION_FILE)
+    if meta_sig is not None:
+        digest.update(f"{SESSION_FILE}:{meta_sig.encode()};".encode())
+    decisions_sig = _file_sig(base / DECISIONS_FILE)
+    if decisions_sig is not None:
+        digest.update(f"{DECISIONS_FILE}:{decisions_sig.encode()};".encode())
+    files: dict[str, FileSig] = {}
+    try:
+        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue
+        sig = FileSig(st.st_mtime_ns, st.st_size)
+        # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs, never raises
+        digest.update(os.fsencode(entry.name) + f":{sig.encode()};".encode())
+        if not entry.name.startswith(".") and entry.is_file() and is_readable_name(entry.name):
+            files[entry.name] = sig
+    return Listing(meta_sig, decisions_sig, files, digest.hexdigest())
+
+
+def is_readable_name(name: str) -> bool:
+    """Whether a file name is valid UTF-8: other names (surrogate-escaped bytes) cannot be
+    step ids, so such files are skipped and reported."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: Path | str) -> str:
+    """A path for reports and JSON: bytes that are not UTF-8 shown as U+FFFD."""
+    return os.fsencode(path).decode(errors="replace")
+
+
+def _file_sig(path: Path) -> FileSig | None:
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return FileSig(st.st_mtime_ns, st.st_size)
 
 
 def step_id_for(session_id: str, file_name: str) -> str:
@@ -196,6 +262,10 @@ class KnowledgeStore:
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
         for path in self.step_files(session_id):
+            if not is_readable_name(path.name):
+                reason = "file name is not valid UTF-8"
+                loaded.skipped.append(Skip(printable_path(path), reason))
+                continue
             try:
                 sig = _sig(path)
                 record = self.read_step(path)

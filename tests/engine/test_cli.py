@@ -1,6 +1,7 @@
 """The `knowhow` CLI through typer's CliRunner, on a real root and index."""
 
 import json
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -225,3 +226,21 @@ def test_batch_search_with_an_empty_query_does_not_crash(cli, tmp_path):
     queries.write_text('{"qid": "q1", "query": ""}\n')
     result = cli("batch-search", "--queries", str(queries), "--run", str(tmp_path / "run.trec"))
     assert result.exit_code in (0, 2)
+
+
+def test_a_step_name_that_is_not_utf8_is_skipped_and_reported(cli):
+    """Attack (issue 11 item 5): one such name crashed index/reindex and left orphan generations."""
+    steps = cli.kb.root / SEND / "steps"
+    (steps / os.fsdecode(b"0009-\xff\xfe.json")).write_bytes(b"{}")
+    for command in ("index", "reindex"):
+        result = cli(command, "--json")
+        assert result.exit_code == 0, result.output
+        [body] = json_lines(result)
+        report = body.get("result", body)
+        assert report["steps"] == 5
+        assert [s["path"] for s in report["skipped"]] == [str(steps / "0009-\ufffd\ufffd.json")]
+        assert "UTF-8" in report["skipped"][0]["reason"]
+    generations = sorted(p.name for p in cli.kb.index_dir.iterdir() if p.name.startswith("gen-"))
+    assert generations[-1] == IndexLayout(cli.kb.index_dir).current().name == "gen-0002"
+    assert cli.kb.search("swap").total == 1
+    assert cli.kb.search("coin overview send").total >= 1

@@ -21,14 +21,14 @@ import pytest
 from engine.documents import session_documents
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.index_status import index_lag
-from engine.indexer import SyncReport, rebuild, session_signature
+from engine.indexer import SyncReport, rebuild
 from engine.inputs import SearchInput
 from engine.lease import WriterLease, writer_pid
 from engine.live import LiveIndex
 from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
 from engine.search import KnowledgeEngine
-from engine.session_sync import Listing, list_session, remember, sync_sessions, tail_documents
-from engine.store import KnowledgeStore
+from engine.session_sync import remember, sync_sessions, tail_documents
+from engine.store import KnowledgeStore, Listing, list_session
 from engine.supersede import SessionFacts
 from engine.watcher import session_of
 
@@ -139,6 +139,43 @@ def test_sync_sessions_reindexes_and_drops_whole_sessions(
     assert (report.sessions_indexed, report.sessions_deleted, report.steps_indexed) == (1, 1, 2)
     assert hits(engine, "coin overview send") == {"mm-one1/0001-mm_click", "mm-one1/0002-mm_click"}
     assert "mm-one1/0002-mm_click" in hits(engine, "confirm footer")
+
+
+def test_a_name_that_is_not_utf8_spoils_no_other_session_of_a_batch(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
+) -> None:
+    """Attack (issue 11 item 5): the live batch failed and lost the other sessions' steps."""
+    for session_id in ("mm-one1", "mm-two2"):
+        new_session(store, session_id, "send")
+        store.record_step(step(session_id, "coin-overview-send"))
+    rebuild(store, index_dir)
+    (store.root / "mm-one1" / "steps" / os.fsdecode(b"0002-\xff.json")).write_bytes(b"{}")
+    store.record_step(step("mm-two2", "confirm-footer-button"))
+    current = IndexLayout(index_dir).current()
+    writer = IndexWriter(current)  # type: ignore[arg-type]
+    try:
+        report = sync_sessions(store, writer, ["mm-one1", "mm-two2"])
+    finally:
+        writer.close()
+    assert [s.reason for s in report.skipped] == ["file name is not valid UTF-8"]
+    assert hits(engine, "confirm footer") == {"mm-two2/0002-mm_click"}
+    assert index_lag(store, current).pendingSessions == 0
+
+
+def test_a_failed_rebuild_leaves_no_orphan_generation(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    new_session(store, "mm-one1", "send")
+    store.record_step(step("mm-one1", "coin-overview-send"))
+    rebuild(store, index_dir)
+
+    def interrupted(done: int, total: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        rebuild(store, index_dir, interrupted)
+    assert sorted(p.name for p in index_dir.iterdir() if p.name.startswith("gen-")) == ["gen-0001"]
+    assert IndexLayout(index_dir).current().name == "gen-0001"  # type: ignore[union-attr]
 
 
 def test_new_step_is_searchable_within_a_second(
@@ -341,9 +378,9 @@ def test_index_of_another_schema_version_is_rebuilt(
         live.close()
 
 
-def test_one_pass_listing_signs_sessions_like_the_indexer(store: KnowledgeStore) -> None:
-    """The writer signs a session from its own listing; it must equal the manifest's signature,
-    or every reconcile would re-index every session."""
+def test_a_listing_holds_only_readable_step_files(store: KnowledgeStore) -> None:
+    """The writer appends from the listing's files: broken ones are listed (and skipped when
+    read), hidden, non-step and non-UTF-8 names are not."""
     new_session(store, "mm-signed", "send")
     for n in range(3):
         store.record_step(step("mm-signed", f"target-{n}"))
@@ -351,10 +388,8 @@ def test_one_pass_listing_signs_sessions_like_the_indexer(store: KnowledgeStore)
     (steps / "0004-mm_click.json").write_text("{broken")
     (steps / ".hidden.json").write_text("{}")
     (steps / "notes.txt").write_text("not a step")
-    store.record_step(step("mm-nometa", "no-session-json"))
-    for session_id in ("mm-signed", "mm-nometa", "mm-missing"):
-        assert list_session(store, session_id).signature == session_signature(store, session_id)
-    assert sorted(list_session(store, "mm-signed").files) == [
+    (steps / os.fsdecode(b"0005-\xff.json")).write_text("{}")
+    assert sorted(list_session(store.root, "mm-signed").files) == [
         "0001-mm_click.json",
         "0002-mm_click.json",
         "0003-mm_click.json",
