@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.1
 RETRY_SECONDS = 1.0
+MAX_RETRY_SECONDS = 30.0
 RECONCILE_SECONDS = 60.0
 UNWATCHED_RECONCILE_SECONDS = 2.0
 IDLE_CHECK_SECONDS = 0.5
@@ -112,6 +113,7 @@ class LiveIndex:
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
         self._thread: threading.Thread | None = None
+        self._failures_in_row = 0
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -173,26 +175,43 @@ class LiveIndex:
             while not self._stop.is_set():
                 if self._writer is None:
                     if time.monotonic() >= next_attempt:
-                        next_attempt = time.monotonic() + self.retry_seconds
                         if self._take_over():
                             next_reconcile = time.monotonic() + self._reconcile_interval()
+                        else:
+                            next_attempt = time.monotonic() + self._backoff()
                     if self._writer is None:
                         if self.layout.current() is not None:
                             self._ready.set()
                         self._stop.wait(max(0.0, next_attempt - time.monotonic()))
                         continue
-                batch = self._collect(IDLE_CHECK_SECONDS)
-                if batch:
-                    self._apply(batch)
-                self._supersede()
-                if self._writer is not None and self.layout.current() != self._writer.path:
-                    log.info("index generation changed; reopening the writer")
+                try:
+                    next_reconcile = self._work(next_reconcile)
+                except Exception as exc:  # never let the worker die: step down, retry later
+                    self._failed("the live index worker", exc)
                     self._step_down(release_lease=False)
-                elif self._writer is not None and time.monotonic() >= next_reconcile:
-                    self._reconcile()
-                    next_reconcile = time.monotonic() + self._reconcile_interval()
+                if self._writer is None and self._failures_in_row:
+                    next_attempt = time.monotonic() + self._backoff()
         finally:
             self._step_down(release_lease=True)
+
+    def _work(self, next_reconcile: float) -> float:
+        """One batch (if any) and a due reconcile; returns when the next reconcile is due."""
+        batch = self._collect(IDLE_CHECK_SECONDS)
+        if batch:
+            self._apply(batch)
+        self._supersede()
+        if self._writer is not None and self.layout.current() != self._writer.path:
+            log.info("index generation changed; reopening the writer")
+            self._step_down(release_lease=False)
+        elif self._writer is not None and time.monotonic() >= next_reconcile:
+            self._reconcile()
+            next_reconcile = time.monotonic() + self._reconcile_interval()
+        return next_reconcile
+
+    def _backoff(self) -> float:
+        """Seconds before the next takeover: doubles with each failure in a row (a full disk
+        is not hammered), capped so a freed disk is used again soon."""
+        return min(self.retry_seconds * 2.0 ** min(self._failures_in_row, 10), MAX_RETRY_SECONDS)
 
     def _collect(self, timeout: float) -> set[str]:
         """The sessions changed in one debounce window (empty after `timeout` of quiet)."""
@@ -221,6 +240,9 @@ class LiveIndex:
         self._ledger = FactsLedger.load(self._writer.manifest)
         self._start_watcher()
         self._reconcile()
+        if self._writer is None:  # the first batch failed and stepped down: retry later
+            return False
+        self._failures_in_row = 0
         self.stats.takeovers += 1
         log.info("this process (pid %d) now writes the index %s", os.getpid(), self._writer.path)
         self._ready.set()
@@ -287,6 +309,7 @@ class LiveIndex:
             self._failed(f"indexing {len(session_ids)} session(s)", exc, batch=True)
             self._step_down(release_lease=False)
             return
+        self._failures_in_row = 0
         self.stats.batches += 1
         self.stats.sessionsIndexed += report.sessions_indexed + report.sessions_deleted
         self.stats.sessionsAppended += len(report.appended)
@@ -331,6 +354,7 @@ class LiveIndex:
         self.stats.lastSupersedeMs = round(took * 1000, 1)
 
     def _failed(self, what: str, exc: Exception, *, batch: bool = False) -> None:
+        self._failures_in_row += 1
         if batch:
             self.stats.failedBatches += 1
         else:

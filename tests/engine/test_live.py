@@ -178,6 +178,41 @@ def test_a_failed_rebuild_leaves_no_orphan_generation(
     assert IndexLayout(index_dir).current().name == "gen-0001"  # type: ignore[union-attr]
 
 
+def test_the_live_worker_survives_failed_batches_and_catches_up(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack (issue 11 item 4): a full disk failed the reconcile inside the takeover and the
+    `knowhow-live` thread died, so later steps were never indexed. ENOSPC is simulated by
+    failing the sync itself (a real full disk cannot be made portably in a test; the
+    benchmark `scripts/adversary.py` uses a real tmpfs)."""
+    new_session(store, "mm-one1", "send")
+    store.record_step(step("mm-one1", "coin-overview-send"))
+    rebuild(store, index_dir)
+    real_sync = sync_sessions
+    disk_full = {"on": True}
+
+    def sync_on_a_full_disk(*args: Any) -> Any:
+        if disk_full["on"]:
+            raise OSError(28, "No space left on device")
+        return real_sync(*args)
+
+    monkeypatch.setattr("engine.live.sync_sessions", sync_on_a_full_disk)
+    store.record_step(step("mm-one1", "confirm-footer-button"))
+    live = LiveIndex(store, index_dir, retry_seconds=0.05)
+    try:
+        assert live.start(wait=10)
+        wait_for(lambda: live.stats.failedBatches >= 3, 10)
+        assert live._thread is not None and live._thread.is_alive()
+        for n in range(5):
+            store.record_step(step("mm-one1", f"later-{n}"))
+        disk_full["on"] = False
+        wait_for(lambda: len(hits(engine, "later")) == 5, 30)
+        assert "mm-one1/0002-mm_click" in hits(engine, "confirm footer")
+        assert live.is_writer and live._thread.is_alive()
+    finally:
+        live.close()
+
+
 def test_new_step_is_searchable_within_a_second(
     live: LiveIndex, store: KnowledgeStore, engine: KnowledgeEngine
 ) -> None:
