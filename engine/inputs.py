@@ -53,7 +53,7 @@ class KnowledgeFilters(Strict):
     screen: Annotated[str, Field(min_length=1)] | None = None
     sinceHours: Annotated[int, Field(ge=1, le=720, strict=True)] | None = None
     gitBranch: Annotated[str, Field(min_length=1)] | None = None
-    ok: bool | None = Field(
+    ok: Annotated[bool, Field(strict=True)] | None = Field(
         default=None, description="Only successful (true) or failed (false) steps"
     )
     tool: Annotated[str, Field(min_length=1)] | None = None

@@ -6,7 +6,7 @@ records without `labels` or sessions without `session.json` still load.
 """
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,7 +55,7 @@ class ToolCall(Record):
     input: dict[str, Any] | None = None
     target: StepTarget | None = None
     textRedacted: bool | None = None
-    textLength: int | None = None
+    textLength: Annotated[int, Field(ge=0, strict=True)] | None = None
 
 
 class StepError(Record):

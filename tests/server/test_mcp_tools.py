@@ -187,3 +187,19 @@ async def test_corrupt_and_half_written_files_are_reported_while_serving(
     assert page["total"] >= 1
     recipe = await ok(client, "mm_knowledge_summarize", {})
     assert len(recipe["skipped"]) == 2
+
+
+async def test_loose_types_are_refused(client: Client, root: Path) -> None:
+    """Attack (issue 11 item 8): a negative textLength and a string "true" for a boolean."""
+    await start(client, "send")
+    before = sorted(root.rglob("*.json"))
+    negative = {"tool": {"name": "mm_type", "textLength": -1}, "outcome": {"ok": True}}
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("mm_knowledge_record_step", negative),
+        ("mm_knowledge_search", {"query": "send", "filters": {"ok": "true"}}),
+        ("mm_knowledge_last", {"filters": {"ok": "true"}}),
+    ]
+    for name, args in calls:
+        envelope = await call(client, name, args)
+        assert envelope["error"]["code"] == "MM_INVALID_INPUT", (name, envelope)
+    assert sorted(root.rglob("*.json")) == before
