@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit bench bench-quality bench-speed test-dapp clean
+.PHONY: install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed test-dapp clean
 
 install: $(STAMP)
 
@@ -25,6 +25,15 @@ $(TEST_DAPP):
 		@metamask/test-dapp@$(TEST_DAPP_VERSION) >/dev/null 2>&1 \
 		|| echo "npm install @metamask/test-dapp failed (registry unreachable?): the test-dapp tests will be skipped"
 
+## inspector: the official MCP Inspector, pinned by tests/server/inspector/package-lock.json, for
+## tests/server/test_inspector.py (the test installs it itself when npm is there, else skips)
+INSPECTOR := tests/server/inspector/node_modules/.bin/mcp-inspector
+inspector: $(INSPECTOR)
+
+$(INSPECTOR): tests/server/inspector/package-lock.json
+	cd tests/server/inspector && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## run: index the knowledge root (or the bundled sample) and show example searches
 run: install
 	$(BIN)/knowhow demo --serve
@@ -39,6 +48,10 @@ typecheck: install
 unit: install test-dapp
 	$(BIN)/pytest -q
 
+## unit-fast: the edit-test loop (< 1 min): everything but tests marked slow or browser
+unit-fast: install
+	$(BIN)/pytest -q -m "not slow and not browser"
+
 test: lint typecheck unit
 
 ## bench: quality (nDCG vs baselines) and speed (10k/100k/1M) benchmarks -> docs/BENCHMARKS.md
@@ -51,4 +64,4 @@ bench-speed: install
 	$(BIN)/python scripts/bench_speed.py
 
 clean:
-	rm -rf $(VENV) index-data/gen-* index-data/CURRENT
+	rm -rf $(VENV) tests/server/inspector/node_modules index-data/gen-* index-data/CURRENT

@@ -1,7 +1,10 @@
-"""The tools' JSON schemas: IMPROVEMENT-01 §5 verbatim, plus our additive properties.
+"""The tools' JSON schemas: IMPROVEMENT-01 §5 exactly in meaning, plus our additive properties.
 
-They are declared here, not generated from the pydantic inputs, because §5 fixes their exact
-shape (`definitions` + `$ref`, `oneOf` scope, no `anyOf`/`title` noise) and agents read them.
+They are declared here, not generated from the pydantic inputs, because §5 fixes their shape
+(`oneOf` scope, no `anyOf`/`title` noise) and agents read them. §5 writes scope and filters as
+`$ref`s to shared `definitions`; we serve the same definitions inlined at each use, because
+clients fill arguments from a property's own `type` and many (the official MCP Inspector among
+them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
 The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
 Additive properties (not in §5): search `offset`; search and last `includeSuperseded`;
@@ -52,9 +55,19 @@ KNOWLEDGE_FILTERS: Schema = {
     },
 }
 
-DEFINITIONS: Schema = {"KnowledgeScope": KNOWLEDGE_SCOPE, "KnowledgeFilters": KNOWLEDGE_FILTERS}
-SCOPE_REF = "#/definitions/KnowledgeScope"
-FILTERS_REF = "#/definitions/KnowledgeFilters"
+
+def inline_refs(node: Any, definitions: Schema) -> Any:
+    """`node` with every `{"$ref": "#/…/X", …}` replaced by `definitions[X]`, sibling keys (such
+    as `default`) kept: the same meaning, self-contained. Our schemas do not recurse."""
+    if isinstance(node, list):
+        return [inline_refs(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = definitions[node["$ref"].rsplit("/", 1)[-1]]
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        return inline_refs({**target, **siblings}, definitions)
+    return {key: inline_refs(value, definitions) for key, value in node.items()}
 
 
 def _knowledge(properties: Schema, required: list[str] | None = None) -> Schema:
@@ -62,7 +75,6 @@ def _knowledge(properties: Schema, required: list[str] | None = None) -> Schema:
     if required:
         schema["required"] = required
     schema["type"] = "object"
-    schema["definitions"] = DEFINITIONS
     return schema
 
 
@@ -70,8 +82,8 @@ SEARCH: Schema = _knowledge(
     {
         "query": {"type": "string", "minLength": 1, "maxLength": 200},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-        "scope": {"$ref": SCOPE_REF, "default": "all"},
-        "filters": {"$ref": FILTERS_REF},
+        "scope": {**KNOWLEDGE_SCOPE, "default": "all"},
+        "filters": KNOWLEDGE_FILTERS,
         "offset": {
             "type": "integer",
             "minimum": 0,
@@ -91,8 +103,8 @@ SEARCH: Schema = _knowledge(
 LAST: Schema = _knowledge(
     {
         "n": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
-        "scope": {"$ref": SCOPE_REF, "default": "current"},
-        "filters": {"$ref": FILTERS_REF},
+        "scope": {**KNOWLEDGE_SCOPE, "default": "current"},
+        "filters": KNOWLEDGE_FILTERS,
         "includeSuperseded": {
             "type": "boolean",
             "default": False,
@@ -104,14 +116,14 @@ LAST: Schema = _knowledge(
 SUMMARIZE: Schema = _knowledge(
     {
         "sessionId": {"type": "string", "minLength": 4, "description": "Deprecated: use scope"},
-        "scope": {"$ref": SCOPE_REF, "default": "current"},
+        "scope": {**KNOWLEDGE_SCOPE, "default": "current"},
     }
 )
 
 SESSIONS: Schema = _knowledge(
     {
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-        "filters": {"$ref": FILTERS_REF},
+        "filters": KNOWLEDGE_FILTERS,
     }
 )
 

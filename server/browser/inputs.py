@@ -15,7 +15,7 @@ from server.browser.driver import ACTION_TIMEOUT_MS, LaunchOptions
 from server.browser.observe import MAX_TEST_IDS
 from server.browser.targets import TargetInput
 from server.inputs import StartSessionInput, Tag
-from server.schemas import Schema
+from server.schemas import Schema, inline_refs
 
 WAIT_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 120_000
@@ -115,8 +115,12 @@ class NoInput(Strict):
 
 
 def schema_of(model: type[BaseModel]) -> Schema:
-    """The model's JSON schema without titles and with optional fields as their plain type."""
-    return _trim(model.model_json_schema())  # type: ignore[no-any-return]
+    """The model's JSON schema without titles, with optional fields as their plain type, and
+    self-contained: clients fill arguments from a property's own `type` and many (the MCP
+    Inspector among them) do not follow `$ref`, so nested models are inlined, not `$defs`."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+    return _trim(inline_refs(schema, definitions))  # type: ignore[no-any-return]
 
 
 def _trim(node: Any) -> Any:

@@ -50,8 +50,8 @@ def test_inflections_meet_in_the_index(a, b):
 
 
 @given(st.text())
-def test_analyze_never_raises_and_is_deterministic(text):
-    assert analyze(text) == analyze(text)
+def test_analyze_never_raises(text):
+    assert all(isinstance(token, str) for token in analyze(text))
 
 
 @given(st.text())
@@ -107,8 +107,8 @@ def test_a_word_typed_keeps_full_weight_when_also_a_synonym_of_another():
 
 
 @given(st.text())
-def test_analyze_query_never_raises_and_is_deterministic(text):
-    assert analyze_query(text) == analyze_query(text)
+def test_analyze_query_never_raises(text):
+    assert all(term.token for term in analyze_query(text))
 
 
 @given(st.text())

@@ -125,8 +125,8 @@ def test_enclosed_capitals_are_separators_like_their_lowercase(upper):
 
 
 @given(st.text())
-def test_split_identifier_never_raises_and_is_deterministic(identifier):
-    assert split_identifier(identifier) == split_identifier(identifier)
+def test_split_identifier_never_raises(identifier):
+    assert all(isinstance(part, str) for part in split_identifier(identifier))
 
 
 @given(st.text())
@@ -135,8 +135,8 @@ def test_split_parts_are_lowercase(identifier):
 
 
 @given(st.text())
-def test_tokenize_identifier_never_raises_and_is_deterministic(identifier):
-    assert tokenize_identifier(identifier) == tokenize_identifier(identifier)
+def test_tokenize_identifier_never_raises(identifier):
+    assert all(isinstance(token, str) for token in tokenize_identifier(identifier))
 
 
 @given(st.text())

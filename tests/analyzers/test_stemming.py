@@ -36,8 +36,8 @@ def test_short_non_ascii_and_digit_words_are_left_alone(word):
 
 
 @given(st.text())
-def test_stem_never_raises_and_is_deterministic(word):
-    assert stem(word) == stem(word)
+def test_stem_never_raises(word):
+    assert isinstance(stem(word), str)
 
 
 @given(ascii_words)

@@ -78,8 +78,8 @@ def test_tokenize_table(text, expected):
 
 
 @given(st.text())
-def test_tokenize_never_raises_and_is_deterministic(text):
-    assert tokenize(text) == tokenize(text)
+def test_tokenize_never_raises(text):
+    assert all(isinstance(token, str) for token in tokenize(text))
 
 
 @given(st.text())

@@ -220,12 +220,16 @@ def test_batch_search_writes_a_trec_run_and_prints_latencies(cli, tmp_path):
     assert float(rows[1][4]) >= float(rows[2][4])
 
 
-def test_batch_search_with_an_empty_query_does_not_crash(cli, tmp_path):
+def test_batch_search_skips_an_empty_query_by_name_and_answers_the_rest(cli, tmp_path):
     cli("index")
     queries = tmp_path / "queries.jsonl"
-    queries.write_text('{"qid": "q1", "query": ""}\n')
-    result = cli("batch-search", "--queries", str(queries), "--run", str(tmp_path / "run.trec"))
-    assert result.exit_code in (0, 2)
+    queries.write_text('{"qid": "q1", "query": ""}\n{"qid": "q2", "query": "send"}\n')
+    run_file = tmp_path / "run.trec"
+    result = cli("batch-search", "--queries", str(queries), "--run", str(run_file))
+    assert result.exit_code == 0
+    assert "skipped query 'q1'" in result.stderr
+    answered = {line.split()[0] for line in run_file.read_text().splitlines()}
+    assert answered == {"q2"}
 
 
 def test_a_step_name_that_is_not_utf8_is_skipped_and_reported(cli):

@@ -1,11 +1,14 @@
 """IMPROVEMENT-01 §5 as written in the spec (JSON text copied verbatim), and our additions.
 
-The served schemas must equal these: §5's definitions and properties exactly, plus additive
-properties only (search `offset`; filters `ok`, `tool`, `after`, `before`).
+The served schemas must equal these with §5's `definitions` inlined at each `$ref` (the Inspector
+and other clients do not follow `$ref`), plus additive properties only (search `offset`;
+filters `ok`, `tool`, `after`, `before`).
 """
 
 import json
 from typing import Any
+
+from server.schemas import inline_refs
 
 SPEC_DEFINITIONS = json.loads(
     """
@@ -122,19 +125,23 @@ BROWSER_TOOLS = {
 
 
 def check_knowledge_schema(name: str, served: dict[str, Any]) -> None:
-    """`served` is §5's schema for `name` plus additive properties only."""
-    spec = SPEC_TOOLS[name]
+    """`served` is §5's schema for `name`, definitions inlined, plus additive properties only."""
+    assert "$ref" not in json.dumps(served) and "definitions" not in served
+    spec = inline_refs(SPEC_TOOLS[name], SPEC_DEFINITIONS)
     extra_props = set(served["properties"]) - set(spec["properties"])
     assert extra_props == ADDITIVE_PROPERTIES.get(name, set()), extra_props
-    trimmed = {**served, "properties": {k: served["properties"][k] for k in spec["properties"]}}
-    definitions = trimmed.pop("definitions")
-    assert trimmed == spec
-    assert definitions["KnowledgeScope"] == SPEC_DEFINITIONS["KnowledgeScope"]
-    filters = definitions["KnowledgeFilters"]
-    spec_filters = SPEC_DEFINITIONS["KnowledgeFilters"]
-    assert set(filters["properties"]) - set(spec_filters["properties"]) == ADDITIVE_FILTERS
-    for key, value in spec_filters["properties"].items():
-        assert filters["properties"][key] == value
-    assert {k: v for k, v in filters.items() if k != "properties"} == {
-        k: v for k, v in spec_filters.items() if k != "properties"
+    properties = dict(served["properties"])
+    if "filters" in spec["properties"]:
+        filters = properties.pop("filters")
+        spec_filters = spec["properties"]["filters"]
+        assert set(filters["properties"]) - set(spec_filters["properties"]) == ADDITIVE_FILTERS
+        for key, value in spec_filters["properties"].items():
+            assert filters["properties"][key] == value
+        assert {k: v for k, v in filters.items() if k != "properties"} == {
+            k: v for k, v in spec_filters.items() if k != "properties"
+        }
+    spec_rest = {k: v for k, v in spec["properties"].items() if k != "filters"}
+    assert {k: properties[k] for k in spec_rest} == spec_rest
+    assert {k: v for k, v in served.items() if k != "properties"} == {
+        k: v for k, v in spec.items() if k != "properties"
     }

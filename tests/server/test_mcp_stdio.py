@@ -29,7 +29,7 @@ from tests.server.spec_schemas import (
     check_knowledge_schema,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def record(client: Client, goal: str, flow_tag: str, steps: list[dict[str, Any]]) -> str:
@@ -180,6 +180,6 @@ async def check_b_records_and_finds_its_own_step(client: Client) -> None:
         page = await ok(client, "mm_knowledge_search", {"query": "send", "scope": "current"})
         return [r["stepId"] for r in page["results"]] == [recorded["stepId"]]
 
-    await eventually(mine, timeout=2.0)
+    await eventually(mine)
     listed = await ok(client, "mm_knowledge_sessions", {"filters": {"flowTag": "send"}})
     assert listed["sessions"][0]["sessionId"] == started["sessionId"]
