@@ -45,9 +45,9 @@ def eval_dir() -> Path:
 
 
 def knowhow_cmd() -> list[str]:
-    """The console script next to the running interpreter (the venv), else `-m engine.cli`."""
+    """The console script next to the running interpreter (the venv), else `-m server.cli`."""
     exe = Path(sys.executable).parent / "knowhow"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "engine.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "server.cli"]
 
 
 @dataclass

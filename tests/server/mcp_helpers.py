@@ -27,7 +27,7 @@ def knowhow_command() -> list[str]:
     script = Path(sys.executable).with_name("knowhow")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from engine.cli import app; app()"]
+    return [sys.executable, "-c", "from server.cli import app; app()"]
 
 
 def serve_args(root: Path, index: Path, *extra: str) -> list[str]:

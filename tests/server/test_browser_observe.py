@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.errors import InvalidInput
 from engine.inputs import validate
 from engine.screens import default_rules
@@ -20,6 +19,7 @@ from server.browser.actions import resolve_url
 from server.browser.driver import InvalidScreenRules, extension_id, load_screen_rules, start_url
 from server.browser.inputs import ClickInput, LaunchInput, TypeInput, schema_of
 from server.browser.observe import element_hint, parse_aria_snapshot, parse_key
+from server.cli import app
 from tests.server.browser_helpers import DEMO_RULES
 from tests.server.mcp_helpers import REPO
 

@@ -6,8 +6,8 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from engine.cli import app
 from engine.index import IndexLayout
+from server.cli import app
 
 SEND, SWAP = "mm-cli-send", "mm-cli-swap"
 
