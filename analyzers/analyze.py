@@ -12,7 +12,7 @@ from analyzers.identifiers import split_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import is_searchable
 from analyzers.synonyms import SynonymTable
-from analyzers.text import _lower, normalize
+from analyzers.text import lower_chars, normalize
 
 # A word: letters/digits/underscore, with inner `-` or `.` joining pieces (kebab ids, `0.1`).
 _WORD = re.compile(r"\w+(?:[-.]\w+)*")
@@ -25,7 +25,7 @@ def _word_tokens(word: str) -> list[str]:
     parts = split_identifier(word)
     tokens = [s for p in parts if is_searchable(p) and is_searchable(s := stem(p))]
     if len(parts) > 1:
-        whole = _lower(word)
+        whole = lower_chars(word)
         if len(whole) >= 2:
             tokens.insert(0, whole)
     return tokens
@@ -52,7 +52,7 @@ def _known_compound(words: list[str], index: int, table: SynonymTable) -> str | 
     """Two query words that the synonym table knows as one word (`sign in` -> `signin`)."""
     if index + 1 >= len(words):
         return None
-    compound = _lower(words[index] + words[index + 1])
+    compound = lower_chars(words[index] + words[index + 1])
     return compound if table.synonyms_of(stem(compound)) else None
 
 
@@ -88,7 +88,7 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         index += 1
         parts = split_identifier(word)
         if len(parts) > 1:
-            whole = _lower(word)
+            whole = lower_chars(word)
             add(QueryTerm(whole, 1.0, whole, "whole"))
         for part in parts:
             token = stem(part)

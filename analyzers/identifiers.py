@@ -6,7 +6,7 @@ identifier outranks a step that merely shares its parts.
 """
 
 from analyzers.stopwords import is_searchable
-from analyzers.text import _lower
+from analyzers.text import lower_chars
 
 
 def _kind(ch: str) -> str:
@@ -55,7 +55,7 @@ def split_identifier(identifier: str | None) -> list[str]:
         current.append(ch)
     if current:
         parts.append("".join(current))
-    return [_lower(p) for p in parts]
+    return [lower_chars(p) for p in parts]
 
 
 def tokenize_identifier(identifier: str | None) -> list[str]:
@@ -70,7 +70,7 @@ def tokenize_identifier(identifier: str | None) -> list[str]:
     parts = split_identifier(identifier)
     seen: dict[str, None] = {}
     if len(parts) > 1 and identifier:
-        whole = _lower(identifier.strip())
+        whole = lower_chars(identifier.strip())
         if whole:
             seen[whole] = None
     for part in parts:

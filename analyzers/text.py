@@ -24,13 +24,13 @@ def tokenize(text: str | None) -> list[str]:
         return []
     seen: dict[str, None] = {}
     for raw in _NON_WORD.split(normalize(text)):
-        token = _lower(raw)
+        token = lower_chars(raw)
         if token and is_searchable(token):
             seen.setdefault(token, None)
     return list(seen)
 
 
-def _lower(text: str) -> str:
+def lower_chars(text: str) -> str:
     """Lowercase character by character, so that the result does not depend on neighbours
     (str.lower() turns a Greek capital sigma into a final sigma only at the end of a word)."""
     return "".join(ch.lower() for ch in text)

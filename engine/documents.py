@@ -28,7 +28,11 @@ NOTICE_ROLES = frozenset({"alert", "status", "alertdialog"})
 
 
 @lru_cache(maxsize=262_144)
-def _tokens(value: str) -> tuple[str, ...]:
+def value_tokens(value: str) -> tuple[str, ...]:
+    """The index tokens of one value (cached: the same labels and names recur on every step).
+
+    Evidence and priorKnowledge use it too, so what they call a match is what the index holds.
+    """
     return tuple(t for t in analyze(value) if len(t) <= MAX_TOKEN_CHARS)
 
 
@@ -37,7 +41,7 @@ def field_text(values: Iterable[str | None]) -> str:
     seen: dict[str, None] = {}
     for value in values:
         if value:
-            for token in _tokens(value):
+            for token in value_tokens(value):
                 seen.setdefault(token, None)
     return " ".join(seen)
 

@@ -7,13 +7,13 @@ the step's stored payload with the same analyzer the index used.
 from collections.abc import Iterable
 from typing import Any
 
-from engine.documents import _tokens, route_of
+from engine.documents import route_of, value_tokens
 
 MAX_SNIPPET_MATCHES = 3
 
 
 def _hits(value: str | None, tokens: frozenset[str]) -> frozenset[str]:
-    return tokens.intersection(_tokens(value)) if value else frozenset()
+    return tokens.intersection(value_tokens(value)) if value else frozenset()
 
 
 def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> list[str]:

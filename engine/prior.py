@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import tantivy
 
-from engine.documents import _tokens, route_of
+from engine.documents import route_of, value_tokens
 from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
 from engine.lifecycle import hide_superseded
@@ -131,7 +131,7 @@ def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.
         add(_term(schema, "screen_name", context.screen.lower()), SIMILARITY["sameScreen"])
     for test_id in dict.fromkeys(t.lower() for t in context.test_ids):
         add(_term(schema, "target_id", test_id), SIMILARITY["targetVisible"])
-    for token in dict.fromkeys(t for _, name in context.a11y for t in _tokens(name)):
+    for token in dict.fromkeys(t for _, name in context.a11y for t in value_tokens(name)):
         name_query = tantivy.Query.term_query(schema, "target_name", token, "freq")
         add(name_query, SIMILARITY["a11yName"])
     if not should:

@@ -19,7 +19,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from engine.errors import KnowhowError
+from engine import KnowhowError
 from server.browser.tools import BROWSER_TOOLS
 from server.envelope import failure, success
 from server.http import MCP_PATH, build_http_app

@@ -20,13 +20,24 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.errors import KnowhowError
-from engine.indexer import SyncReport, ensure_index, rebuild
-from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput, validate
-from engine.results import Result, SearchPage, SessionList, StepList
-from engine.search import KnowledgeEngine
-from engine.settings import Settings
-from engine.store import KnowledgeStore
+from engine import (
+    KnowhowError,
+    KnowledgeEngine,
+    KnowledgeStore,
+    LastInput,
+    Result,
+    SearchInput,
+    SearchPage,
+    SessionList,
+    SessionsInput,
+    Settings,
+    StepList,
+    SummarizeInput,
+    SyncReport,
+    ensure_index,
+    rebuild,
+    validate,
+)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()

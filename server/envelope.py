@@ -11,8 +11,7 @@ from typing import Any
 import orjson
 from mcp import types
 
-from engine.errors import KnowhowError
-from engine.results import Result
+from engine import KnowhowError, Result
 
 
 def _result(body: dict[str, Any], *, is_error: bool) -> types.CallToolResult:

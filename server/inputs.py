@@ -9,10 +9,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
-from engine.errors import InvalidInput
-from engine.files import validate_session_id
-from engine.inputs import Strict
-from engine.models import Observation, Outcome, Record, StepRecord, ToolCall, parse_time
+from engine import (
+    InvalidInput,
+    Observation,
+    Outcome,
+    Record,
+    StepRecord,
+    Strict,
+    ToolCall,
+    parse_time,
+    validate_session_id,
+)
 
 
 def _inside_root(value: str) -> str:

@@ -13,11 +13,16 @@ import subprocess
 import time
 from pathlib import Path
 
-from engine.errors import InvalidInput
-from engine.labels import derive_labels
-from engine.models import GitInfo, SessionMetadata, StepRecord, now_iso
-from engine.redaction import redact_step
-from engine.store import KnowledgeStore
+from engine import (
+    GitInfo,
+    InvalidInput,
+    KnowledgeStore,
+    SessionMetadata,
+    StepRecord,
+    derive_labels,
+    now_iso,
+    redact_step,
+)
 from server.inputs import RecordStepInput, StartSessionInput
 
 log = logging.getLogger(__name__)

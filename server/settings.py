@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from engine.settings import Settings
+from engine import Settings
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 

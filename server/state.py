@@ -14,11 +14,7 @@ from typing import TypeVar
 
 import anyio.to_thread
 
-from engine.index import IndexReader
-from engine.index_status import IndexStatus
-from engine.live import LiveIndex
-from engine.search import KnowledgeEngine
-from engine.store import KnowledgeStore
+from engine import IndexReader, IndexStatus, KnowledgeEngine, KnowledgeStore, LiveIndex
 from server.browser.driver import BrowserDriver, load_screen_rules
 from server.settings import ServerSettings
 

@@ -12,10 +12,16 @@ from typing import Any
 
 from mcp import types
 
-from engine.errors import NoActiveSession
-from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput, validate
-from engine.models import now_iso
-from engine.results import Result
+from engine import (
+    LastInput,
+    NoActiveSession,
+    Result,
+    SearchInput,
+    SessionsInput,
+    SummarizeInput,
+    now_iso,
+    validate,
+)
 from server import schemas
 from server.inputs import RecordStepInput, StartSessionInput, StatusInput
 from server.recording import begin_session, prepare_step

@@ -19,9 +19,7 @@ import anyio.to_thread
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from engine.files import atomic_create
-from engine.models import A11yHint, Observation, StepTarget
-from engine.redaction import is_secret
+from engine import A11yHint, Observation, StepTarget, atomic_create, is_secret
 from server.browser.driver import BrowserSession, first_line
 from server.browser.errors import (
     BrowserError,

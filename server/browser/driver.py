@@ -21,9 +21,7 @@ import orjson
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from engine.errors import NoActiveSession
-from engine.models import SessionMetadata
-from engine.screens import ScreenRules, default_rules
+from engine import NoActiveSession, ScreenRules, SessionMetadata, default_rules
 from server.browser.errors import LaunchFailed, SessionAlreadyRunning
 from server.browser.observe import RefTarget
 

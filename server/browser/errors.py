@@ -16,7 +16,7 @@ is still recorded with its code and message: the failures of one agent are the `
 of the next.
 """
 
-from engine.errors import KnowhowError
+from engine import KnowhowError
 
 
 class BrowserError(KnowhowError):

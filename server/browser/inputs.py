@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from engine.inputs import Strict
+from engine import Strict
 from server.browser.driver import ACTION_TIMEOUT_MS, LaunchOptions
 from server.browser.observe import MAX_TEST_IDS
 from server.browser.targets import TargetInput

@@ -19,8 +19,7 @@ import yaml
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from engine.models import A11yHint, A11yNode, ScreenState, TestIdItem
-from engine.screens import ScreenRules
+from engine import A11yHint, A11yNode, ScreenRules, ScreenState, TestIdItem
 
 MAX_TEST_IDS = 150
 MAX_TEXT_CHARS = 100

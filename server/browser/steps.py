@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
 
-from engine.models import (
+from engine import (
     A11ySnapshot,
     Observation,
     Outcome,
@@ -25,8 +25,8 @@ from engine.models import (
     StepRecord,
     ToolCall,
     now_iso,
+    redact_step,
 )
-from engine.redaction import redact_step
 from server.browser.actions import StepDraft
 from server.browser.driver import BrowserSession, first_line
 from server.browser.errors import BrowserError

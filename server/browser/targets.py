@@ -13,8 +13,7 @@ from typing import Annotated, get_args, get_type_hints
 from playwright.async_api import Locator, Page
 from pydantic import Field, field_validator, model_validator
 
-from engine.inputs import Strict
-from engine.models import A11yHint, StepTarget
+from engine import A11yHint, StepTarget, Strict
 from server.browser.errors import TargetNotFound
 from server.browser.observe import RefTarget
 

@@ -8,12 +8,20 @@ this screen (priorKnowledge), returns it and records it in the step's observatio
 from functools import partial
 from typing import Any
 
-from engine.errors import IndexUnavailable
-from engine.files import session_dir
-from engine.inputs import validate
-from engine.models import A11yNode, A11ySnapshot, Observation, ScreenState, StepTarget, TestIdItem
-from engine.prior import PriorKnowledge, ScreenContext
-from engine.results import Result
+from engine import (
+    A11yNode,
+    A11ySnapshot,
+    IndexUnavailable,
+    Observation,
+    PriorKnowledge,
+    Result,
+    ScreenContext,
+    ScreenState,
+    StepTarget,
+    TestIdItem,
+    session_dir,
+    validate,
+)
 from server.browser import actions
 from server.browser.actions import StepDraft
 from server.browser.driver import BrowserSession

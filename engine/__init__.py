@@ -1,0 +1,93 @@
+"""The engine's front door: everything `server/` (MCP tools and the CLI) may use.
+
+The engine keeps the knowledge (session and step files, the truth) and its Tantivy index
+(a cache rebuilt from the files), and answers searches over it. Modules inside `engine/` import
+each other directly; code outside imports only the names below, so a module can be split or
+renamed without touching the server. `tests/test_layers.py` holds both rules, and pins this list.
+"""
+
+from engine.errors import IndexUnavailable, InvalidInput, KnowhowError, NoActiveSession
+from engine.files import atomic_create, session_dir, validate_session_id
+from engine.index import IndexReader
+from engine.index_status import IndexStatus
+from engine.indexer import SyncReport, ensure_index, rebuild
+from engine.inputs import LastInput, SearchInput, SessionsInput, Strict, SummarizeInput, validate
+from engine.labels import derive_labels
+from engine.live import LiveIndex
+from engine.models import (
+    A11yHint,
+    A11yNode,
+    A11ySnapshot,
+    GitInfo,
+    Observation,
+    Outcome,
+    Record,
+    ScreenState,
+    SessionMetadata,
+    StepError,
+    StepRecord,
+    StepTarget,
+    TestIdItem,
+    ToolCall,
+    now_iso,
+    parse_time,
+)
+from engine.prior import PriorKnowledge, ScreenContext
+from engine.redaction import is_secret, redact_step
+from engine.results import Result, SearchPage, SessionList, StepList
+from engine.screens import ScreenRules, default_rules
+from engine.search import KnowledgeEngine
+from engine.settings import Settings
+from engine.store import KnowledgeStore
+
+__all__ = [
+    "A11yHint",
+    "A11yNode",
+    "A11ySnapshot",
+    "GitInfo",
+    "IndexReader",
+    "IndexStatus",
+    "IndexUnavailable",
+    "InvalidInput",
+    "KnowhowError",
+    "KnowledgeEngine",
+    "KnowledgeStore",
+    "LastInput",
+    "LiveIndex",
+    "NoActiveSession",
+    "Observation",
+    "Outcome",
+    "PriorKnowledge",
+    "Record",
+    "Result",
+    "ScreenContext",
+    "ScreenRules",
+    "ScreenState",
+    "SearchInput",
+    "SearchPage",
+    "SessionList",
+    "SessionMetadata",
+    "SessionsInput",
+    "Settings",
+    "StepError",
+    "StepList",
+    "StepRecord",
+    "StepTarget",
+    "Strict",
+    "SummarizeInput",
+    "SyncReport",
+    "TestIdItem",
+    "ToolCall",
+    "atomic_create",
+    "default_rules",
+    "derive_labels",
+    "ensure_index",
+    "is_secret",
+    "now_iso",
+    "parse_time",
+    "rebuild",
+    "redact_step",
+    "session_dir",
+    "validate",
+    "validate_session_id",
+]
