@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The editable install records which folders are packages, so adding an __init__.py reinstalls.
+$(STAMP): pyproject.toml $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
