@@ -12,6 +12,7 @@ from engine.index import IndexReader
 from engine.index_status import IndexStatus
 from engine.indexer import SyncReport, ensure_index, rebuild
 from engine.inputs import LastInput, SearchInput, SessionsInput, Strict, SummarizeInput, validate
+from engine.knowledge import KnowledgeEngine
 from engine.labels import derive_labels
 from engine.live import LiveIndex
 from engine.models import (
@@ -34,9 +35,8 @@ from engine.models import (
 )
 from engine.prior import PriorKnowledge, ScreenContext
 from engine.redaction import is_secret, redact_step
-from engine.results import Result, SearchPage, SessionList, StepList
+from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList
 from engine.screens import ScreenRules, default_rules
-from engine.search import KnowledgeEngine
 from engine.settings import Settings
 from engine.store import KnowledgeStore
 
@@ -67,6 +67,7 @@ __all__ = [
     "SearchPage",
     "SessionList",
     "SessionMetadata",
+    "SessionRecipe",
     "SessionsInput",
     "Settings",
     "StepError",

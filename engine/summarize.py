@@ -4,11 +4,16 @@ Read straight from the session's files (one folder, not a scan), so a summary is
 while the index catches up.
 """
 
+from pathlib import Path
+
 from engine.documents import SessionContext, resolve_target
+from engine.errors import InvalidInput, NotFound
+from engine.filters import scope_session
+from engine.inputs import SummarizeInput
 from engine.labels import DISCOVERY_TOOLS, tool_action
 from engine.models import StepRecord
 from engine.results import RecipeAction, RecipeFailure, SessionRecipe, SessionSummary
-from engine.store import LoadedSession, LoadedStep
+from engine.store import KnowledgeStore, LoadedSession, LoadedStep
 
 SILENT_TOOLS = DISCOVERY_TOOLS | {"launch", "screenshot", "cleanup"}
 
@@ -84,3 +89,20 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
         failures=failures,
         skipped=[{"path": s.path, "reason": s.reason} for s in loaded.skipped],
     )
+
+
+def summarize(root: Path, request: SummarizeInput, current_session: str | None) -> SessionRecipe:
+    """The recipe of the session a request names (legacy `sessionId` wins over `scope`)."""
+    if request.sessionId:
+        session_id = request.sessionId
+    elif request.scope == "all":
+        raise InvalidInput(
+            "scope", "summarize needs one session: use 'current' or {'sessionId': …}"
+        )
+    else:
+        session_id = scope_session(request.scope, current_session) or ""
+    if not (root / session_id).is_dir():
+        raise NotFound(
+            f"no session {session_id!r} under {root}; list them with mm_knowledge_sessions"
+        )
+    return summarize_session(KnowledgeStore(root).load_session(session_id))

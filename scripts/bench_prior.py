@@ -37,10 +37,10 @@ from bench_common import (
     write_section,
 )
 
+from engine import KnowledgeEngine
 from engine.documents import effective_screen
 from engine.errors import KnowhowError
 from engine.prior import PriorKnowledge, ScreenContext
-from engine.search import KnowledgeEngine
 from engine.store import KnowledgeStore
 
 SEED = 7

@@ -29,6 +29,7 @@ from engine import (
     SearchInput,
     SearchPage,
     SessionList,
+    SessionRecipe,
     SessionsInput,
     Settings,
     StepList,
@@ -76,10 +77,13 @@ def _settings(root: Path | None, index: Path | None) -> Settings:
     return settings.model_copy(update=updates)
 
 
-def _engine(settings: Settings, session: str | None = None) -> KnowledgeEngine:
-    engine = KnowledgeEngine(settings.root, settings.index, synonyms=settings.synonym_table())
-    engine.current_session = session or settings.session or engine.newest_session()
-    return engine
+def _engine(settings: Settings) -> KnowledgeEngine:
+    return KnowledgeEngine(settings.root, settings.index, synonyms=settings.synonym_table())
+
+
+def _current(engine: KnowledgeEngine, settings: Settings, session: str | None) -> str | None:
+    """What scope "current" means here: --session, else KNOWHOW_SESSION, else the newest."""
+    return session or settings.session or engine.newest_session()
 
 
 def _run(as_json: bool, action: Callable[[], T]) -> T:
@@ -211,7 +215,8 @@ def search(
                 ),
             },
         )
-        return _engine(settings, session).search(request)
+        engine = _engine(settings)
+        return engine.search(request, current_session=_current(engine, settings, session))
 
     page = _run(as_json, run)
 
@@ -260,7 +265,8 @@ def last(
                 ),
             },
         )
-        return _engine(settings, session).last(request)
+        engine = _engine(settings)
+        return engine.last(request, current_session=_current(engine, settings, session))
 
     steps = _run(as_json, run)
     _emit(steps, as_json, lambda: _render_steps("last steps", steps.steps, steps.total))
@@ -327,10 +333,13 @@ def summarize(
     request_data: dict[str, Any] = {"scope": _scope(scope)}
     if session_id:
         request_data["sessionId"] = session_id
-    recipe = _run(
-        as_json,
-        lambda: _engine(settings, session).summarize(validate(SummarizeInput, request_data)),
-    )
+
+    def run() -> SessionRecipe:
+        request = validate(SummarizeInput, request_data)
+        engine = _engine(settings)
+        return engine.summarize(request, current_session=_current(engine, settings, session))
+
+    recipe = _run(as_json, run)
 
     def render() -> None:
         s = recipe.session

@@ -30,11 +30,9 @@ class ServerState:
     cwd: Path
     browser: BrowserDriver
     """The browser tools' Chromium (started by launch, closed with the lifespan)."""
-
-    @property
-    def current_session(self) -> str | None:
-        """The session scope "current" means: the one this server started, else KNOWHOW_SESSION."""
-        return self.engine.current_session
+    current_session: str | None = None
+    """The session scope "current" means: the one this server started, else KNOWHOW_SESSION.
+    Per conversation, so it lives here and is passed to each engine call, not in the engine."""
 
     async def query(self, action: Callable[[], T]) -> T:
         """Run a read on a worker thread, after reloading so commits of any process are seen."""
@@ -78,10 +76,9 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
         settings.root,
         settings.index,
         synonyms=settings.synonym_table(),
-        current_session=settings.session,
     )
     try:
-        yield ServerState(settings, store, engine, live, Path.cwd(), browser)
+        yield ServerState(settings, store, engine, live, Path.cwd(), browser, settings.session)
     finally:
         try:
             await browser.aclose()

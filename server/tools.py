@@ -44,17 +44,23 @@ class StepRecorded(Result):
 
 async def search(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(SearchInput, args)
-    return await state.query(partial(state.engine.search, request))
+    return await state.query(
+        partial(state.engine.search, request, current_session=state.current_session)
+    )
 
 
 async def last(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(LastInput, args)
-    return await state.query(partial(state.engine.last, request))
+    return await state.query(
+        partial(state.engine.last, request, current_session=state.current_session)
+    )
 
 
 async def summarize(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(SummarizeInput, args)
-    return await state.query(partial(state.engine.summarize, request))
+    return await state.query(
+        partial(state.engine.summarize, request, current_session=state.current_session)
+    )
 
 
 async def sessions(state: ServerState, args: dict[str, Any]) -> Result:
@@ -65,7 +71,7 @@ async def sessions(state: ServerState, args: dict[str, Any]) -> Result:
 async def start_session(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(StartSessionInput, args)
     metadata = await state.write(partial(begin_session, state.store, request, state.cwd))
-    state.engine.current_session = metadata.sessionId
+    state.current_session = metadata.sessionId
     return SessionStarted(
         sessionId=metadata.sessionId, session=metadata.model_dump(mode="json", exclude_none=True)
     )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from engine import KnowledgeEngine
 from engine.indexer import SyncReport, ensure_index
 from engine.inputs import SearchInput, validate
 from engine.models import (
@@ -30,7 +31,6 @@ from engine.models import (
     ToolCall,
 )
 from engine.results import SearchPage
-from engine.search import KnowledgeEngine
 from engine.store import KnowledgeStore
 
 # `pytest --hypothesis-profile=stress` digs deeper before a release.
@@ -153,22 +153,16 @@ class Knowledge:
     def index(self) -> SyncReport:
         return ensure_index(self.store, self.index_dir)
 
-    def engine(self, current_session: str | None = None, **options: Any) -> KnowledgeEngine:
+    def engine(self, **options: Any) -> KnowledgeEngine:
         self.index()
-        return KnowledgeEngine(
-            self.root,
-            self.index_dir,
-            now=lambda: FIXED_NOW,
-            current_session=current_session,
-            **options,
-        )
+        return KnowledgeEngine(self.root, self.index_dir, now=lambda: FIXED_NOW, **options)
 
     def search(
         self, query: str, *, current_session: str | None = None, **fields: Any
     ) -> SearchPage:
         """Index, then search through the validated input model (as the tools do)."""
         request = validate(SearchInput, {"query": query, **fields})
-        return self.engine(current_session).search(request)
+        return self.engine().search(request, current_session=current_session)
 
 
 @pytest.fixture

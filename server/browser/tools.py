@@ -114,7 +114,7 @@ async def launch(state: ServerState, args: dict[str, Any]) -> Result:
     )
     async with state.browser.lock:
         session = await state.browser.launch(request.options(), begin)
-    state.engine.current_session = session.session_id
+    state.current_session = session.session_id
     recorded = await record_call(state, "launch", request, _nothing)
     return LaunchResult(
         stepId=recorded.step_id,

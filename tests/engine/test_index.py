@@ -6,12 +6,12 @@ import orjson
 import pytest
 import tantivy
 
+from engine import KnowledgeEngine
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.indexer import ensure_index, rebuild
 from engine.inputs import SearchInput, SessionsInput
 from engine.schema import SCHEMA_VERSION
-from engine.search import KnowledgeEngine
 
 
 def step_ids(page):

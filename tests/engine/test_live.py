@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
+from engine import KnowledgeEngine
 from engine.documents import session_documents
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.index_status import index_lag
@@ -26,7 +27,6 @@ from engine.inputs import SearchInput
 from engine.lease import WriterLease, writer_pid
 from engine.live import LiveIndex
 from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
-from engine.search import KnowledgeEngine
 from engine.session_sync import remember, sync_sessions, tail_documents
 from engine.store import KnowledgeStore, Listing, list_session
 from engine.supersede import SessionFacts

@@ -62,7 +62,7 @@ def root(module_kb):
 
 
 def last(kb, current_session=SEND, **fields):
-    page = kb.engine(current_session).last(validate(LastInput, fields))
+    page = kb.engine().last(validate(LastInput, fields), current_session=current_session)
     return [s.stepId for s in page.steps], page.total
 
 
@@ -71,7 +71,8 @@ def sessions(kb, **fields):
 
 
 def summarize(kb, current_session=SEND, **fields):
-    return kb.engine(current_session).summarize(validate(SummarizeInput, fields))
+    request = validate(SummarizeInput, fields)
+    return kb.engine().summarize(request, current_session=current_session)
 
 
 # -- last --------------------------------------------------------------------------------------
@@ -127,7 +128,7 @@ def test_last_without_a_current_session_says_what_to_do(root):
 
 
 def test_last_summaries_carry_no_score(root):
-    page = root.engine(SEND).last(LastInput(n=1))
+    page = root.engine().last(LastInput(n=1), current_session=SEND)
     assert page.steps[0].score is None
     assert "score" not in page.steps[0].to_json_dict()
 
@@ -240,8 +241,8 @@ def test_summarize_current_without_a_session(root):
 
 def test_summarize_reads_the_files_even_before_the_index_catches_up(kb):
     kb.step("mm-fresh", "mm_navigate", screen="onboarding-welcome")
-    engine = kb.engine("mm-fresh")
+    engine = kb.engine()
     kb.step("mm-fresh", test_id="create-wallet", screen="onboarding-password")
-    recipe = engine.summarize(SummarizeInput())
+    recipe = engine.summarize(SummarizeInput(), current_session="mm-fresh")
     assert [a.target for a in recipe.actions] == [None, "testId:create-wallet"]
-    assert engine.last(LastInput()).total == 1
+    assert engine.last(LastInput(), current_session="mm-fresh").total == 1

@@ -82,9 +82,8 @@ EVERY_STEP = A_ALL | B_ALL | C_ALL
 
 
 def search(kb, query="wallet", *, current_session=None, **fields):
-    return kb.engine(current_session).search(
-        validate(SearchInput, {"query": query, "limit": 100, **fields})
-    )
+    request = validate(SearchInput, {"query": query, "limit": 100, **fields})
+    return kb.engine().search(request, current_session=current_session)
 
 
 def found(kb, query="wallet", **fields):
@@ -179,7 +178,7 @@ def test_scope_all_current_and_one_session(corpus):
 
 
 def test_search_defaults_to_all_sessions(corpus):
-    page = corpus.engine(current_session=C).search(SearchInput(query="wallet", limit=100))
+    page = corpus.engine().search(SearchInput(query="wallet", limit=100), current_session=C)
     assert {r.stepId for r in page.results} == EVERY_STEP
 
 

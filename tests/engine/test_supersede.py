@@ -6,11 +6,11 @@ import time
 import pytest
 import tantivy
 
+from engine import KnowledgeEngine
 from engine.decisions import supersede
 from engine.errors import InvalidInput, NotFound
 from engine.live import LiveIndex
 from engine.prior import ScreenContext
-from engine.search import KnowledgeEngine
 from engine.supersede import selector_test_id
 from tests.conftest import Knowledge
 

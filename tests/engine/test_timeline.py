@@ -5,9 +5,9 @@ from datetime import timedelta
 import orjson
 import pytest
 
+from engine import KnowledgeEngine
 from engine.errors import NotFound
 from engine.results import StepSummary
-from engine.search import KnowledgeEngine
 from engine.timeline import TimelineResult, step_context, timeline
 from tests.conftest import FIXED_NOW, Knowledge
 

@@ -1,0 +1,97 @@
+"""What every read sees (`ReadView`) and the filters every retrieval path shares.
+
+Scope, `filters` and the superseded rule become unscored MUST clauses built in one place, so
+search, last and sessions can never disagree on what "flowTag send since 24 h" means. The
+caller's current session (what scope "current" means) is per conversation: the server or the
+CLI passes it with each read, the engine keeps none.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import tantivy
+
+from engine.clauses import int_range, term
+from engine.errors import NoActiveSession
+from engine.inputs import KnowledgeFilters, Scope, SessionScope
+from engine.lifecycle import current_steps
+from engine.query import step_filter
+from engine.schema import DOC_SESSION
+
+
+@dataclass(frozen=True, slots=True)
+class ReadView:
+    """One read: a searcher of one index generation, its schema, the time and the caller's
+    current session."""
+
+    searcher: tantivy.Searcher
+    schema: tantivy.Schema
+    now: datetime
+    current_session: str | None = None
+
+
+def epoch_ms_of(moment: datetime) -> int:
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return int(aware.timestamp() * 1000)
+
+
+def scope_session(scope: Scope, current_session: str | None) -> str | None:
+    """The one session a scope names, or None for "all"."""
+    if isinstance(scope, SessionScope):
+        return scope.sessionId
+    if scope == "current":
+        if not current_session:
+            raise NoActiveSession(
+                "scope 'current' needs an active session; start one, or use scope 'all' "
+                "or {'sessionId': …}"
+            )
+        return current_session
+    return None
+
+
+def filter_clauses(
+    view: ReadView,
+    scope: Scope,
+    filters: KnowledgeFilters | None,
+    *,
+    steps: bool,
+    include_superseded: bool = False,
+) -> list[tantivy.Query]:
+    """Every retrieval path's filters; steps drop superseded ones unless asked for them
+    (`engine.lifecycle`), so no mode can forget it."""
+    schema = view.schema
+    clauses = [step_filter(schema) if steps else term(schema, "doc_type", DOC_SESSION)]
+    if steps and not include_superseded:
+        clauses.append(current_steps(schema))
+    session_id = scope_session(scope, view.current_session)
+    if session_id:
+        clauses.append(term(schema, "session_id", session_id))
+    if filters is None:
+        return clauses
+    if filters.flowTag:
+        clauses.append(term(schema, "flow_tag", filters.flowTag.lower()))
+    if filters.tag:
+        clauses.append(term(schema, "tag", filters.tag.lower()))
+    if filters.gitBranch:
+        clauses.append(term(schema, "branch_name", filters.gitBranch.lower()))
+    if filters.sinceHours:
+        since = view.now - timedelta(hours=filters.sinceHours)
+        clauses.append(int_range(schema, "created", epoch_ms_of(since), None))
+    if steps:
+        if filters.screen:
+            clauses.append(term(schema, "screen_name", filters.screen.lower()))
+        if filters.ok is not None:
+            clauses.append(term(schema, "ok", "true" if filters.ok else "false"))
+        if filters.tool:
+            clauses.append(term(schema, "tool_name", filters.tool.lower()))
+    if filters.after or filters.before:
+        # Steps by their own time; sessions by their createdAt.
+        clauses.append(
+            int_range(
+                schema,
+                "ts" if steps else "created",
+                epoch_ms_of(filters.after) if filters.after else None,
+                epoch_ms_of(filters.before) if filters.before else None,
+            )
+        )
+    return clauses

@@ -1,0 +1,96 @@
+"""`KnowledgeEngine`: the library entry point the CLI and the MCP server call.
+
+It owns what outlives one call — the reader of the live index generation (reopened when a
+rebuild swaps it) and the typo vocabulary (rebuilt at most once a minute) — and hands each
+operation a `ReadView`. The operations live in their own modules: `engine.search`,
+`engine.listing` (last, sessions), `engine.summarize`, `engine.prior`. Per-conversation state
+(the current session) is the caller's: it is passed with each call that can use scope "current".
+"""
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from analyzers import SynonymTable
+from engine import listing
+from engine.filters import ReadView
+from engine.index import IndexLayout, IndexReader
+from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput
+from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
+from engine.results import SearchPage, SessionList, SessionRecipe, StepList
+from engine.search import search
+from engine.summarize import summarize
+from engine.vocabulary import TypoVocabulary
+
+
+class KnowledgeEngine:
+    """Search, list and summarize the knowledge under `root` through its index at `index_dir`."""
+
+    def __init__(
+        self,
+        root: Path,
+        index_dir: Path,
+        *,
+        synonyms: SynonymTable | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.layout = IndexLayout(index_dir)
+        self.synonyms = synonyms or SynonymTable()
+        self.now = now or (lambda: datetime.now(UTC))
+        self._reader: IndexReader | None = None
+        self._reader_stamp: int | None = None
+        self._typo: TypoVocabulary | None = None
+        self._typo_path: Path | None = None
+
+    @property
+    def reader(self) -> IndexReader:
+        """The reader of the live generation, reopened when a rebuild swapped it (noticed by the
+        pointer file's mtime: one stat per call, not a read)."""
+        stamp = self.layout.stamp()
+        if self._reader is None or stamp != self._reader_stamp:
+            current = self.layout.current()
+            if self._reader is None or (current is not None and current != self._reader.path):
+                self._reader = IndexReader.open(self.layout)
+            self._reader_stamp = stamp
+        return self._reader
+
+    def refresh(self) -> None:
+        """See commits made since the last call (by this or another process)."""
+        self.reader.reload()
+
+    def _view(self, current_session: str | None = None) -> ReadView:
+        reader = self.reader
+        return ReadView(reader.searcher(), reader.schema, self.now(), current_session)
+
+    def _typos(self, view: ReadView) -> TypoVocabulary:
+        """The typo vocabulary, rebuilt at most once a minute (and after a rebuild swap)."""
+        if self._typo is None or self._typo.stale or self._typo_path != self.reader.path:
+            self._typo = TypoVocabulary(view.searcher)
+            self._typo_path = self.reader.path
+        return self._typo
+
+    def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
+        view = self._view(current_session)
+        return search(view, request, self.synonyms, self._typos(view))
+
+    def last(self, request: LastInput, *, current_session: str | None = None) -> StepList:
+        return listing.last(self._view(current_session), request)
+
+    def sessions(self, request: SessionsInput) -> SessionList:
+        return listing.sessions(self._view(), request)
+
+    def newest_session(self) -> str | None:
+        """The most recently created session (what the CLI's scope "current" means by default)."""
+        reader = self.reader
+        return listing.newest_session(reader.searcher(), reader.schema)
+
+    def summarize(
+        self, request: SummarizeInput, *, current_session: str | None = None
+    ) -> SessionRecipe:
+        return summarize(self.root, request, current_session)
+
+    def prior_knowledge(self, context: ScreenContext) -> PriorKnowledge:
+        """What worked last time on this screen, from every session but the current one."""
+        reader = self.reader
+        return prior_knowledge(reader.searcher(), reader.schema, context, self.now())

@@ -1,0 +1,80 @@
+"""Listing without a query: the newest steps of a scope (`last`) and the sessions, newest first.
+
+Both read the index only, ordered by a fast field (`ts`, `created`), with the same filters as
+search (`engine.filters`).
+"""
+
+from typing import Any
+
+import orjson
+import tantivy
+
+from engine.clauses import all_of, count, hit_count, term
+from engine.filters import ReadView, filter_clauses
+from engine.inputs import LastInput, SessionsInput
+from engine.models import epoch_ms
+from engine.query import step_filter
+from engine.results import SessionList, SessionSummary, StepList
+from engine.rows import step_row
+from engine.schema import DOC_SESSION
+
+
+def last(view: ReadView, request: LastInput) -> StepList:
+    """The newest `n` steps of the scope, returned oldest first (like `tail`)."""
+    must = filter_clauses(
+        view,
+        request.scope,
+        request.filters,
+        steps=True,
+        include_superseded=request.includeSuperseded,
+    )
+    found = view.searcher.search(all_of(*must), limit=request.n, count=True, order_by_field="ts")
+    steps = []
+    for _, address in found.hits:
+        doc = view.searcher.doc(address)
+        steps.append((int(doc["ts"][0]), doc["step_id"][0], doc))
+    steps.sort(key=lambda s: (s[0], s[1]))
+    rows = [
+        step_row(step_id, doc["session_id"][0], orjson.loads(doc["payload"][0]))
+        for _, step_id, doc in steps
+    ]
+    return StepList(total=hit_count(found), steps=rows)
+
+
+def sessions(view: ReadView, request: SessionsInput) -> SessionList:
+    """Newest sessions first, with metadata and step counts."""
+    must = filter_clauses(view, "all", request.filters, steps=False)
+    found = view.searcher.search(
+        all_of(*must), limit=request.limit, count=True, order_by_field="created"
+    )
+    listed = [_session_summary(view, address) for _, address in found.hits]
+    listed.sort(key=lambda s: (-epoch_ms(s.createdAt), s.sessionId))
+    return SessionList(total=hit_count(found), sessions=listed)
+
+
+def _session_summary(view: ReadView, address: Any) -> SessionSummary:
+    meta = orjson.loads(view.searcher.doc(address)["payload"][0])
+    schema = view.schema
+    session_steps = all_of(term(schema, "session_id", meta["sessionId"]), step_filter(schema))
+    failed = all_of(session_steps, term(schema, "ok", "false"))
+    return SessionSummary(
+        sessionId=meta["sessionId"],
+        createdAt=meta.get("createdAt", ""),
+        goal=meta.get("goal"),
+        flowTags=meta.get("flowTags", []),
+        tags=meta.get("tags", []),
+        git=meta.get("git"),
+        stepCount=count(view.searcher, session_steps),
+        failedStepCount=count(view.searcher, failed),
+        hasMetadata=meta.get("hasMetadata", True),
+    )
+
+
+def newest_session(searcher: tantivy.Searcher, schema: tantivy.Schema) -> str | None:
+    """The most recently created session, which scope "current" means by default in the CLI."""
+    found = searcher.search(
+        term(schema, "doc_type", DOC_SESSION), limit=1, order_by_field="created"
+    )
+    if not found.hits:
+        return None
+    return str(searcher.doc(found.hits[0][1])["session_id"][0])

@@ -1,0 +1,33 @@
+"""A step document's payload -> the result row (`StepSummary`) that search and last return."""
+
+from typing import Any
+
+from engine.evidence import snippet
+from engine.lifecycle import is_superseded, superseded_fields
+from engine.results import StepSummary
+
+
+def step_row(
+    step_id: str,
+    session_id: str,
+    payload: dict[str, Any],
+    *,
+    score: float | None = None,
+    matched_fields: list[str] | None = None,
+) -> StepSummary:
+    """The row of one step; lifecycle fields only when it is superseded (shown on request)."""
+    return StepSummary(
+        stepId=step_id,
+        sessionId=session_id,
+        timestamp=payload.get("timestamp", ""),
+        tool=payload.get("tool", ""),
+        screen=payload.get("screen") or "unknown",
+        snippet=snippet(payload, matched_fields or []),
+        ok=bool(payload.get("ok")),
+        target=payload.get("target"),
+        labels=payload.get("labels") or [],
+        matchedFields=matched_fields or None,
+        sessionGoal=payload.get("goal"),
+        score=round(score, 4) if score is not None else None,
+        **(superseded_fields(payload) if is_superseded(payload) else {}),
+    )
