@@ -17,7 +17,7 @@ import orjson
 from analyzers import analyze
 from engine.labels import derive_labels, tool_action
 from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
-from engine.schema import DOC_SESSION, DOC_STEP
+from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
 from engine.screens import UNKNOWN, default_rules
 from engine.store import LoadedSession, LoadedStep
 from engine.supersede import FactsCollector, SessionFacts
@@ -238,20 +238,9 @@ def step_document(
         "error": field_text([error.code, error.message] if error else []),
         "notice": field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
     }
-    # Tokens the reranker checks query coverage against (everything but visible testIds),
-    # kept with the payload so reranking never re-analyses text at query time.
-    evidence_fields = (
-        "tool",
-        "screen",
-        "target",
-        "target_name",
-        "labels",
-        "a11y",
-        "route",
-        "notice",
-    )
-    texts = [fields[name] for name in evidence_fields]
-    texts += [shared[name] for name in ("flow", "goal", "tags", "branch")]
+    # Tokens the reranker checks query coverage against (`schema.COVERAGE_FIELDS`), kept with
+    # the payload so reranking never re-analyses text at query time.
+    texts = [fields[name] if name in fields else shared[name] for name in COVERAGE_FIELDS]
     step_tokens = dict.fromkeys(" ".join(texts).split())  # ordered: builds are reproducible
     rank = rank_record(record.outcome.ok, step_tokens, fields["error"].split())
     doc = dict(shared)

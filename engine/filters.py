@@ -13,7 +13,7 @@ import tantivy
 
 from engine.clauses import int_range, term
 from engine.errors import NoActiveSession
-from engine.inputs import KnowledgeFilters, Scope, SessionScope
+from engine.inputs import KnowledgeFilters, LastInput, Scope, SearchInput, SessionScope
 from engine.lifecycle import current_steps
 from engine.query import step_filter
 from engine.schema import DOC_SESSION
@@ -95,3 +95,14 @@ def filter_clauses(
             )
         )
     return clauses
+
+
+def step_clauses(view: ReadView, request: SearchInput | LastInput) -> list[tantivy.Query]:
+    """The filters of a request over steps: its scope, its filters, superseded or not."""
+    return filter_clauses(
+        view,
+        request.scope,
+        request.filters,
+        steps=True,
+        include_superseded=request.includeSuperseded,
+    )

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import tantivy
 
+from engine.clauses import count, term
 from engine.files import atomic_write
 from engine.index import MANIFEST_FILE, IndexReader
 from engine.indexer import SyncReport
@@ -112,14 +112,11 @@ class IndexStatus(Result):
 
 
 def document_counts(reader: IndexReader) -> dict[str, int]:
-    searcher = reader.searcher()
-
-    def count(doc_type: str) -> int:
-        query = tantivy.Query.term_query(reader.schema, "doc_type", doc_type, index_option="basic")
-        found = searcher.search(query, limit=1, count=True)
-        return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
-
-    return {"steps": count(DOC_STEP), "sessions": count(DOC_SESSION)}
+    searcher, schema = reader.searcher(), reader.schema
+    return {
+        "steps": count(searcher, term(schema, "doc_type", DOC_STEP)),
+        "sessions": count(searcher, term(schema, "doc_type", DOC_SESSION)),
+    }
 
 
 def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:

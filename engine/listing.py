@@ -10,7 +10,7 @@ import orjson
 import tantivy
 
 from engine.clauses import all_of, count, hit_count, term
-from engine.filters import ReadView, filter_clauses
+from engine.filters import ReadView, filter_clauses, step_clauses
 from engine.inputs import LastInput, SessionsInput
 from engine.models import epoch_ms
 from engine.query import step_filter
@@ -21,13 +21,7 @@ from engine.schema import DOC_SESSION
 
 def last(view: ReadView, request: LastInput) -> StepList:
     """The newest `n` steps of the scope, returned oldest first (like `tail`)."""
-    must = filter_clauses(
-        view,
-        request.scope,
-        request.filters,
-        steps=True,
-        include_superseded=request.includeSuperseded,
-    )
+    must = step_clauses(view, request)
     found = view.searcher.search(all_of(*must), limit=request.n, count=True, order_by_field="ts")
     steps = []
     for _, address in found.hits:

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import tantivy
 
+from engine.clauses import term
 from engine.documents import route_of, value_tokens
 from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
@@ -115,10 +116,6 @@ class _Candidate:
     weight: float
 
 
-def _term(schema: tantivy.Schema, field_name: str, value: str) -> tantivy.Query:
-    return tantivy.Query.term_query(schema, field_name, value, index_option="basic")
-
-
 def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
     """Steps on this screen, or on elements visible now, by an actionable tool."""
     # Constant scores mirror the similarity weights, so the best candidates come first.
@@ -128,22 +125,22 @@ def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.
         should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, weight)))
 
     if context.screen and context.screen != UNKNOWN:
-        add(_term(schema, "screen_name", context.screen.lower()), SIMILARITY["sameScreen"])
+        add(term(schema, "screen_name", context.screen.lower()), SIMILARITY["sameScreen"])
     for test_id in dict.fromkeys(t.lower() for t in context.test_ids):
-        add(_term(schema, "target_id", test_id), SIMILARITY["targetVisible"])
+        add(term(schema, "target_id", test_id), SIMILARITY["targetVisible"])
     for token in dict.fromkeys(t for _, name in context.a11y for t in value_tokens(name)):
         name_query = tantivy.Query.term_query(schema, "target_name", token, "freq")
         add(name_query, SIMILARITY["a11yName"])
     if not should:
         return tantivy.Query.empty_query()
     clauses = [
-        (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
+        (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
         (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "tool_name", ACTIONABLE)),
         (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
         hide_superseded(schema),
     ]
     if context.session_id:
-        clauses.append((tantivy.Occur.MustNot, _term(schema, "session_id", context.session_id)))
+        clauses.append((tantivy.Occur.MustNot, term(schema, "session_id", context.session_id)))
     return tantivy.Query.boolean_query(clauses)
 
 
@@ -154,9 +151,9 @@ def _failures_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Q
         return tantivy.Query.empty_query()
     return tantivy.Query.boolean_query(
         [
-            (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
-            (tantivy.Occur.Must, _term(schema, "ok", "false")),
-            (tantivy.Occur.Must, _term(schema, "screen_name", context.screen.lower())),
+            (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, term(schema, "ok", "false")),
+            (tantivy.Occur.Must, term(schema, "screen_name", context.screen.lower())),
             hide_superseded(schema),
         ]
     )
@@ -171,8 +168,8 @@ def done_in_this_visit(
         return set()
     query = tantivy.Query.boolean_query(
         [
-            (tantivy.Occur.Must, _term(schema, "doc_type", DOC_STEP)),
-            (tantivy.Occur.Must, _term(schema, "session_id", context.session_id)),
+            (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, term(schema, "session_id", context.session_id)),
         ]
     )
     found = searcher.search(query, limit=VISIT_LOOKBACK, order_by_field="seq")

@@ -4,7 +4,7 @@ from typing import Any
 
 from engine.evidence import snippet
 from engine.lifecycle import is_superseded, superseded_fields
-from engine.results import StepSummary
+from engine.results import SourceSession, StepSummary
 
 
 def step_row(
@@ -14,8 +14,14 @@ def step_row(
     *,
     score: float | None = None,
     matched_fields: list[str] | None = None,
+    session: SourceSession | None = None,
+    always_flag: bool = False,
 ) -> StepSummary:
-    """The row of one step; lifecycle fields only when it is superseded (shown on request)."""
+    """The row of one step, with its source session when given.
+
+    Lifecycle fields appear on superseded steps (shown on request); with `always_flag` every
+    row says `isSuperseded`, as timelines do, since they show history as it was.
+    """
     return StepSummary(
         stepId=step_id,
         sessionId=session_id,
@@ -29,5 +35,6 @@ def step_row(
         matchedFields=matched_fields or None,
         sessionGoal=payload.get("goal"),
         score=round(score, 4) if score is not None else None,
-        **(superseded_fields(payload) if is_superseded(payload) else {}),
+        sourceSession=session,
+        **(superseded_fields(payload) if always_flag or is_superseded(payload) else {}),
     )

@@ -7,49 +7,56 @@ spaces, in fields using Tantivy's built-in `whitespace` tokenizer (Python analyz
 inside tantivy-py, and custom tokenizers are not saved with an index). Filter fields are `raw`.
 """
 
+from dataclasses import dataclass
+
 import tantivy
 
 SCHEMA_VERSION = 13
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
-# Scored fields and their boosts. Start: SPEC-03's weights (tool 10, screen 8, target 6,
-# labels 5, visible 3, a11y 2; flowTags 12, goal 6, tags 4, branch 2). Ours: `route` (words of the
-# URL the action was taken on), `target_name` (role and visible name of the target: what people
-# call it), `landed` (screen and route after the action: observations are
-# taken after it), `error` (error code and message) and `notice` (what alerts and status
-# messages said: validation errors live there). `screen` is the screen acted on.
-FIELD_BOOSTS: dict[str, float] = {
-    "tool": 10.0,
-    "screen": 8.0,
-    "target": 8.0,
-    "target_name": 12.0,
-    "labels": 5.0,
-    "visible": 3.0,
-    "a11y": 2.0,
-    "route": 3.0,
-    "landed": 2.0,
-    "error": 6.0,
-    "notice": 5.0,
-    "flow": 12.0,
-    "goal": 6.0,
-    "tags": 4.0,
-    "branch": 2.0,
+
+@dataclass(frozen=True, slots=True)
+class ScoredField:
+    boost: float
+    session: bool = False
+    """Session metadata, carried by every step document of the session."""
+    coverage: bool = True
+    """Counts for the reranker's query-word coverage (`documents.rank_record`)."""
+    typos: bool = True
+    """Holds words people type, so its words are typo-correction targets (`vocabulary`)."""
+
+
+# The one table of scored fields; every list of them below is derived from it.
+# Boosts start from SPEC-03's weights (tool 10, screen 8, target 6, labels 5, visible 3, a11y 2;
+# flowTags 12, goal 6, tags 4, branch 2). Ours: `route` (words of the URL the action was taken
+# on), `target_name` (role and visible name of the target: what people call it), `landed`
+# (screen and route after the action: observations are taken after it), `error` (error code and
+# message) and `notice` (what alerts and status messages said: validation errors live there).
+# `screen` is the screen acted on. Visible testIds are ids, not the step's own words: neither
+# coverage nor typos; the error counts for coverage separately (a query about the failure).
+FIELDS: dict[str, ScoredField] = {
+    "tool": ScoredField(10.0),
+    "screen": ScoredField(8.0),
+    "target": ScoredField(8.0),
+    "target_name": ScoredField(12.0),
+    "labels": ScoredField(5.0),
+    "visible": ScoredField(3.0, coverage=False, typos=False),
+    "a11y": ScoredField(2.0),
+    "route": ScoredField(3.0, typos=False),
+    "landed": ScoredField(2.0, coverage=False, typos=False),
+    "error": ScoredField(6.0, coverage=False),
+    "notice": ScoredField(5.0),
+    "flow": ScoredField(12.0, session=True),
+    "goal": ScoredField(6.0, session=True),
+    "tags": ScoredField(4.0, session=True),
+    "branch": ScoredField(2.0, session=True, typos=False),
 }
-STEP_FIELDS = (
-    "tool",
-    "screen",
-    "target",
-    "target_name",
-    "labels",
-    "visible",
-    "a11y",
-    "route",
-    "landed",
-    "error",
-    "notice",
-)
-SESSION_FIELDS = ("flow", "goal", "tags", "branch")
+FIELD_BOOSTS = {name: spec.boost for name, spec in FIELDS.items()}
+STEP_FIELDS = tuple(name for name, spec in FIELDS.items() if not spec.session)
+SESSION_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.session)
 SCORED_FIELDS = STEP_FIELDS + SESSION_FIELDS
+COVERAGE_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.coverage)
+TYPO_FIELDS = tuple(name for name, spec in FIELDS.items() if spec.typos)
 
 # Exact-match filter fields (raw tokenizer, lowercased values).
 RAW_FIELDS = (

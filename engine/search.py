@@ -19,7 +19,7 @@ from analyzers import SynonymTable
 from engine.clauses import doc_key, hit_count, unscored
 from engine.documents import read_rank_record
 from engine.evidence import match_evidence
-from engine.filters import ReadView, epoch_ms_of, filter_clauses
+from engine.filters import ReadView, epoch_ms_of, step_clauses
 from engine.inputs import SearchInput
 from engine.query import PlannedQuery, plan_query, scored_query
 from engine.results import SearchPage
@@ -37,13 +37,7 @@ def search(
 ) -> SearchPage:
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
-    must = filter_clauses(
-        view,
-        request.scope,
-        request.filters,
-        steps=True,
-        include_superseded=request.includeSuperseded,
-    )
+    must = step_clauses(view, request)
     query = tantivy.Query.boolean_query(
         [(tantivy.Occur.Must, unscored(q)) for q in must]
         + [(tantivy.Occur.Must, scored_query(schema, plan.clauses))]

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 import tantivy
 
+from engine.clauses import all_of, count, int_range, term
 from engine.errors import NotFound
-from engine.evidence import snippet
-from engine.lifecycle import superseded_fields
 from engine.results import Result, SourceSession, StepSummary
+from engine.rows import step_row
 from engine.schema import DOC_SESSION, DOC_STEP
 
 RECALLED_FIELD = "recalled"
@@ -44,55 +44,9 @@ class Hit:
         return (self.ts, self.step_id)
 
 
-def step_summary(
-    step_id: str,
-    session_id: str,
-    payload: dict[str, Any],
-    matched_fields: list[str] | None = None,
-    score: float | None = None,
-    session: SourceSession | None = None,
-) -> StepSummary:
-    """The result shape of a step, with its lifecycle fields and (when given) source session."""
-    return StepSummary(
-        stepId=step_id,
-        sessionId=session_id,
-        timestamp=payload.get("timestamp", ""),
-        tool=payload.get("tool", ""),
-        screen=payload.get("screen") or "unknown",
-        snippet=snippet(payload, matched_fields or []),
-        ok=bool(payload.get("ok")),
-        target=payload.get("target"),
-        labels=payload.get("labels") or [],
-        matchedFields=matched_fields or None,
-        sessionGoal=payload.get("goal"),
-        score=round(score, 4) if score is not None else None,
-        sourceSession=session,
-        **superseded_fields(payload),
-    )
-
-
-def _term(schema: tantivy.Schema, field: str, value: str) -> tantivy.Query:
-    return tantivy.Query.term_query(schema, field, value, index_option="basic")
-
-
-def _all(*queries: tantivy.Query) -> tantivy.Query:
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
-
-
-def _int_range(schema: tantivy.Schema, field: str, lower: int, upper: int) -> tantivy.Query:
-    return tantivy.Query.range_query(
-        schema, field, tantivy.FieldType.Integer, lower_bound=lower, upper_bound=upper
-    )
-
-
-def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
-    found = searcher.search(query, limit=1, count=True)
-    return int(found.count)  # type: ignore[attr-defined]  # missing from tantivy's stub
-
-
 def find_step(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str, field: str) -> Hit:
     """The indexed step `step_id`, or NotFound naming `field`."""
-    query = _all(_term(schema, "doc_type", DOC_STEP), _term(schema, "step_id", step_id))
+    query = all_of(term(schema, "doc_type", DOC_STEP), term(schema, "step_id", step_id))
     found = searcher.search(query, limit=1)
     if not found.hits:
         raise NotFound(
@@ -107,14 +61,14 @@ def source_sessions(
     """`sourceSession` of each session: metadata from its session document, length counted."""
     sessions = {}
     for session_id in sorted(session_ids):
-        query = _all(
-            _term(schema, "doc_type", DOC_SESSION), _term(schema, "session_id", session_id)
+        query = all_of(
+            term(schema, "doc_type", DOC_SESSION), term(schema, "session_id", session_id)
         )
         found = searcher.search(query, limit=1)
         meta = orjson.loads(searcher.doc(found.hits[0][1])["payload"][0]) if found.hits else {}
         steps = count(
             searcher,
-            _all(_term(schema, "doc_type", DOC_STEP), _term(schema, "session_id", session_id)),
+            all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id)),
         )
         sessions[session_id] = SourceSession(
             id=session_id,
@@ -146,28 +100,28 @@ def timeline(
     or across every session by time (`all`)."""
     anchor = find_step(searcher, schema, anchor_id, "anchor")
     if scope == "session":
-        same = _term(schema, "session_id", anchor.session_id)
-        step = _term(schema, "doc_type", DOC_STEP)
+        same = term(schema, "session_id", anchor.session_id)
+        step = term(schema, "doc_type", DOC_STEP)
         earlier = _neighbours(
             searcher,
-            _all(step, same, _int_range(schema, "seq", anchor.seq - before, anchor.seq - 1)),
+            all_of(step, same, int_range(schema, "seq", anchor.seq - before, anchor.seq)),
             before,
         )
         later = _neighbours(
             searcher,
-            _all(step, same, _int_range(schema, "seq", anchor.seq + 1, anchor.seq + after)),
+            all_of(step, same, int_range(schema, "seq", anchor.seq + 1, anchor.seq + after + 1)),
             after,
         )
         earlier.sort(key=lambda h: h.seq)
         later.sort(key=lambda h: h.seq)
     else:
-        step = _term(schema, "doc_type", DOC_STEP)
+        step = term(schema, "doc_type", DOC_STEP)
         up_to = _neighbours(
-            searcher, _all(step, _int_range(schema, "ts", -(2**62), anchor.ts)), before + TIE_SLACK
+            searcher, all_of(step, int_range(schema, "ts", None, anchor.ts + 1)), before + TIE_SLACK
         )
         from_on = _neighbours(
             searcher,
-            _all(step, _int_range(schema, "ts", anchor.ts, 2**62)),
+            all_of(step, int_range(schema, "ts", anchor.ts, None)),
             after + TIE_SLACK,
             tantivy.Order.Asc,
         )
@@ -178,8 +132,12 @@ def timeline(
     sessions = source_sessions(searcher, schema, {h.session_id for h in hits})
 
     def summary(hit: Hit) -> StepSummary:
-        return step_summary(
-            hit.step_id, hit.session_id, hit.payload, session=sessions[hit.session_id]
+        return step_row(
+            hit.step_id,
+            hit.session_id,
+            hit.payload,
+            session=sessions[hit.session_id],
+            always_flag=True,
         )
 
     return TimelineResult(
@@ -224,7 +182,7 @@ class StepContext(Result):
 
 def recalls_of(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str) -> list[Recall]:
     """The recall links to `step_id`, oldest first."""
-    query = _term(schema, RECALLED_FIELD, step_id)
+    query = term(schema, RECALLED_FIELD, step_id)
     found = searcher.search(query, limit=MAX_RECALLS_LISTED, order_by_field="ts")
     hits = sorted((Hit(searcher.doc(address)) for _, address in found.hits), key=lambda h: h.order)
     return [

@@ -14,21 +14,9 @@ from collections import defaultdict
 import tantivy
 
 from analyzers import edit_distance, max_typo_edits
+from engine.schema import TYPO_FIELDS
 
 WORD = re.compile(r"[a-z]{4,24}")
-TYPO_FIELDS = (
-    "tool",
-    "screen",
-    "target",
-    "target_name",
-    "labels",
-    "a11y",
-    "error",
-    "notice",
-    "flow",
-    "goal",
-    "tags",
-)
 REFRESH_SECONDS = 60.0
 """A vocabulary this old is rebuilt on next use; words newer than that only miss typo help."""
 
