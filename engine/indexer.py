@@ -107,17 +107,6 @@ def _write_prepared(writer: IndexWriter, prepared: PreparedSession, report: Sync
     return len(prepared.documents)
 
 
-def _index_session(
-    store: KnowledgeStore,
-    writer: IndexWriter,
-    session_id: str,
-    report: SyncReport,
-    signature: str | None = None,
-) -> int:
-    """(Re)index one session now; returns the number of documents written."""
-    return _write_prepared(writer, prepare_session(store.root, session_id, signature), report)
-
-
 def _prepared(root: Path, work: list[tuple[str, str]]) -> Iterator[PreparedSession]:
     """Sessions read and analysed, in order (see `_map`)."""
     ids = [session_id for session_id, _ in work]

@@ -69,7 +69,7 @@ def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int
     err(f"[{size}] knowhow reindex")
     cmd = [*kh, "reindex", "--root", str(root), "--index", str(index), "--json"]
     p = run(cmd, logs / f"kh-reindex-{size}.log", measure_rss=True)
-    info = last_json(p.stdout) or {}
+    info = (last_json(p.stdout) or {}).get("result") or {}  # the {"ok", "result"} envelope
     res: dict = {"ok": p.ok, "build_wall_s": p.wall_s, "build_json": info}
     res["build_rss_mb"] = p.max_rss_kb / 1024 if p.max_rss_kb else None
     if not p.ok:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import orjson
 import typer
@@ -39,6 +39,7 @@ from engine import (
     rebuild,
     validate,
 )
+from server.envelope import envelope
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()
@@ -87,20 +88,32 @@ def _current(engine: KnowledgeEngine, settings: Settings, session: str | None) -
 
 
 def _run(as_json: bool, action: Callable[[], T]) -> T:
+    """Run a command's action; a failure is an error envelope (--json) or a one-line message,
+    and exit status 2 — never a traceback where a program reads JSON."""
     try:
         return action()
     except KnowhowError as exc:
-        if as_json:
-            sys.stdout.write(orjson.dumps({"ok": False, "error": exc.to_dict()}).decode() + "\n")
-        else:
-            err.print(f"[red]{exc.code}[/red]: {exc.message}")
-        raise typer.Exit(2) from None
+        _fail(exc, as_json)
+    except OSError as exc:  # a file or folder the command could not read or write
+        _fail(KnowhowError(str(exc)), as_json)
+    except Exception as exc:
+        if not as_json:
+            raise
+        # Machine output stays parseable even on a bug; the kind is kept in the message.
+        _fail(KnowhowError(f"{type(exc).__name__}: {exc}"), as_json)
 
 
-def _emit(result: Result, as_json: bool, render: Callable[[], None]) -> None:
+def _fail(error: KnowhowError, as_json: bool) -> NoReturn:
     if as_json:
-        body = {"ok": True, "result": result.to_json_dict()}
-        sys.stdout.write(orjson.dumps(body).decode() + "\n")
+        sys.stdout.write(orjson.dumps(envelope(error)).decode() + "\n")
+    else:
+        err.print(f"[red]{error.code}[/red]: {error.message}")
+    raise typer.Exit(2) from None
+
+
+def _emit(result: Result | dict[str, Any], as_json: bool, render: Callable[[], None]) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps(envelope(result)).decode() + "\n")
     else:
         render()
 
@@ -126,16 +139,16 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
 
 
 def _report(report: SyncReport, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(orjson.dumps(report.as_dict()).decode() + "\n")
-        return
-    out.print(
-        f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
-        f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "
-        f"in {report.seconds:.2f}s"
-    )
-    for skip in report.skipped:
-        err.print(f"[yellow]skipped[/yellow] {skip.path}: {skip.reason}")
+    def render() -> None:
+        out.print(
+            f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
+            f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "
+            f"in {report.seconds:.2f}s"
+        )
+        for skip in report.skipped:
+            err.print(f"[yellow]skipped[/yellow] {skip.path}: {skip.reason}")
+
+    _emit(report.as_dict(), as_json, render)
 
 
 @app.command()

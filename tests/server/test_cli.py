@@ -54,11 +54,20 @@ def error_of(result):
     return body["error"]
 
 
-def test_index_reports_what_it_did_as_json(cli):
-    [report] = json_lines(cli("index", "--json"))
+def test_index_reports_what_it_did_in_the_envelope(cli):
+    report = ok_result(cli("index", "--json"))
     assert (report["sessionsIndexed"], report["steps"], report["skipped"]) == (2, 5, [])
-    [again] = json_lines(cli("index", "--json"))
+    again = ok_result(cli("index", "--json"))
     assert (again["sessionsIndexed"], again["sessionsUnchanged"]) == (0, 2)
+
+
+def test_index_failure_is_an_error_envelope_not_a_traceback(cli, tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the index folder should be")
+    args = ["index", "--json", "--root", str(cli.kb.root), "--index", str(blocked / "index")]
+    error = error_of(CliRunner().invoke(app, args))
+    assert error["code"].startswith("MM_")
+    assert "not-a-folder" in error["message"]
 
 
 def test_index_names_skipped_files(cli):
@@ -73,7 +82,7 @@ def test_index_names_skipped_files(cli):
 
 def test_reindex_builds_a_new_generation(cli):
     cli("index", "--json")
-    [report] = json_lines(cli("reindex", "--json"))
+    report = ok_result(cli("reindex", "--json"))
     assert report["sessionsIndexed"] == 2
     assert IndexLayout(cli.kb.index_dir).current().name == "gen-0002"
 
