@@ -7,11 +7,19 @@ renamed without touching the server. `tests/test_layers.py` holds both rules, an
 """
 
 from engine.errors import IndexUnavailable, InvalidInput, KnowhowError, NoActiveSession
-from engine.files import atomic_create, session_dir, validate_session_id
+from engine.files import atomic_create, session_dir
 from engine.index import IndexReader
 from engine.index_status import IndexStatus
 from engine.indexer import SyncReport, ensure_index, rebuild
-from engine.inputs import LastInput, SearchInput, SessionsInput, Strict, SummarizeInput, validate
+from engine.inputs import (
+    LastInput,
+    SearchInput,
+    SessionId,
+    SessionsInput,
+    Strict,
+    SummarizeInput,
+    validate,
+)
 from engine.knowledge import KnowledgeEngine
 from engine.labels import derive_labels
 from engine.live import LiveIndex
@@ -65,6 +73,7 @@ __all__ = [
     "ScreenState",
     "SearchInput",
     "SearchPage",
+    "SessionId",
     "SessionList",
     "SessionMetadata",
     "SessionRecipe",
@@ -90,5 +99,4 @@ __all__ = [
     "redact_step",
     "session_dir",
     "validate",
-    "validate_session_id",
 ]

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -31,17 +32,16 @@ def _safe_session_id(value: str) -> str:
         raise ValueError(exc.message.split(": ", 1)[-1]) from None
 
 
+SessionId = Annotated[str, Field(min_length=4, max_length=128), AfterValidator(_safe_session_id)]
+"""A session id field of any input model: one that cannot leave the knowledge root."""
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SessionScope(Strict):
-    sessionId: Annotated[str, Field(min_length=4)]
-
-    @field_validator("sessionId")
-    @classmethod
-    def _safe(cls, value: str) -> str:
-        return _safe_session_id(value)
+    sessionId: SessionId
 
 
 Scope = Literal["current", "all"] | SessionScope
@@ -78,15 +78,8 @@ class LastInput(Strict):
 
 
 class SummarizeInput(Strict):
-    sessionId: Annotated[str, Field(min_length=4, description="Deprecated: use scope")] | None = (
-        None
-    )
+    sessionId: Annotated[SessionId, Field(description="Deprecated: use scope")] | None = None
     scope: Scope = "current"
-
-    @field_validator("sessionId")
-    @classmethod
-    def _safe(cls, value: str | None) -> str | None:
-        return None if value is None else _safe_session_id(value)
 
 
 class SessionsInput(Strict):

@@ -7,31 +7,21 @@ can send their records verbatim. The other inputs reject unknown keys.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from engine import (
     InvalidInput,
     Observation,
     Outcome,
     Record,
+    SessionId,
     StepRecord,
     Strict,
     ToolCall,
     parse_time,
-    validate_session_id,
 )
 
-
-def _inside_root(value: str) -> str:
-    """Ids that could leave the knowledge root fail validation, with pydantic naming the field."""
-    try:
-        return validate_session_id(value)
-    except InvalidInput as exc:
-        raise ValueError(exc.message.split(": ", 1)[-1]) from None
-
-
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
-SessionId = Annotated[str, Field(min_length=4, max_length=128), AfterValidator(_inside_root)]
 
 
 class StartSessionInput(Strict):

@@ -49,6 +49,7 @@ ENGINE_API = [
     "ScreenState",
     "SearchInput",
     "SearchPage",
+    "SessionId",
     "SessionList",
     "SessionMetadata",
     "SessionRecipe",
@@ -74,7 +75,6 @@ ENGINE_API = [
     "redact_step",
     "session_dir",
     "validate",
-    "validate_session_id",
 ]
 
 
