@@ -21,7 +21,7 @@ from engine.inputs import (
     validate,
 )
 from engine.knowledge import KnowledgeEngine
-from engine.labels import derive_labels
+from engine.labels import labelled
 from engine.live import LiveIndex
 from engine.models import (
     A11yHint,
@@ -90,9 +90,9 @@ __all__ = [
     "ToolCall",
     "atomic_create",
     "default_rules",
-    "derive_labels",
     "ensure_index",
     "is_secret",
+    "labelled",
     "now_iso",
     "parse_time",
     "rebuild",

@@ -9,14 +9,15 @@ latest snapshot before it, so "click confirm button" finds it although no testId
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import orjson
 
 from analyzers import analyze
-from engine.labels import derive_labels, tool_action
+from engine.labels import record_labels, tool_action
 from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
+from engine.payload import PayloadTarget, StepPayload, SupersededBy
 from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
 from engine.screens import UNKNOWN, default_rules
 from engine.store import LoadedSession, LoadedStep
@@ -82,6 +83,21 @@ class ResolvedTarget:
         if self.a11y_ref:
             return f"ref:{self.a11y_ref}"
         return ""
+
+    def payload(self) -> PayloadTarget:
+        """The target as stored in the step payload (empty values left out)."""
+        target: PayloadTarget = {}
+        if self.test_id:
+            target["testId"] = self.test_id
+        if self.selector:
+            target["selector"] = self.selector
+        if self.a11y_ref:
+            target["a11yRef"] = self.a11y_ref
+        if self.role:
+            target["role"] = self.role
+        if self.name:
+            target["name"] = self.name
+        return target
 
 
 @dataclass(slots=True)
@@ -171,36 +187,18 @@ def step_document(
     evidence = session_evidence(meta)
     record = step.record
     obs = record.observation
-    labels = (
-        record.labels
-        if record.labels is not None
-        else derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
-    )
+    labels = record_labels(record)
     error = record.outcome.error
     screen = effective_screen(record)
     on_screen = context.screen or screen
     on_url = context.url or obs.state.currentUrl
     nodes = obs.a11y.nodes
-    payload = {
+    payload: StepPayload = {
         "tool": record.tool.name,
         "screen": screen,
         "onScreen": on_screen,
         "url": on_url,
-        "target": (
-            {
-                k: v
-                for k, v in {
-                    "testId": target.test_id,
-                    "selector": target.selector,
-                    "a11yRef": target.a11y_ref,
-                    "role": target.role,
-                    "name": target.name,
-                }.items()
-                if v
-            }
-            if target
-            else None
-        ),
+        "target": target.payload() if target else None,
         "labels": labels,
         "ok": record.outcome.ok,
         "error": {"code": error.code, "message": error.message} if error else None,
@@ -214,7 +212,8 @@ def step_document(
     if decision is not None:
         payload["supersededAt"] = decision.supersededAt
         if decision.supersededBy is not None:
-            payload["supersededBy"] = decision.supersededBy.model_dump(exclude_none=True)
+            by = decision.supersededBy.model_dump(exclude_none=True)
+            payload["supersededBy"] = cast(SupersededBy, by)  # the model's fields, typed
         if decision.reason:
             payload["supersededReason"] = decision.reason
     if facts is not None:

@@ -5,9 +5,9 @@ the step's stored payload with the same analyzer the index used.
 """
 
 from collections.abc import Iterable
-from typing import Any
 
 from engine.documents import route_of, value_tokens
+from engine.payload import PayloadError, PayloadTarget, StepPayload
 
 MAX_SNIPPET_MATCHES = 3
 
@@ -16,7 +16,7 @@ def _hits(value: str | None, tokens: frozenset[str]) -> frozenset[str]:
     return tokens.intersection(value_tokens(value)) if value else frozenset()
 
 
-def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> list[str]:
+def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     """`matchedFields` of one step payload: the values holding query tokens, strongest first."""
     fields: list[str] = []
 
@@ -44,7 +44,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> list[str]
     for label in payload.get("labels") or []:
         if check(label, f"label:{label}"):
             break
-    error = payload.get("error") or {}
+    error: PayloadError | dict[str, None] = payload.get("error") or {}
     check(f"{error.get('code') or ''} {error.get('message') or ''}", f"error:{error.get('code')}")
     for role, name in payload.get("a11y") or []:
         if check(name, f'a11y:{role}:"{name}"') or check(role, f"a11y:{role}"):
@@ -57,7 +57,7 @@ def match_evidence(payload: dict[str, Any], tokens: frozenset[str]) -> list[str]
     return list(dict.fromkeys(fields))
 
 
-def describe_target(target: dict[str, Any] | None) -> str | None:
+def describe_target(target: PayloadTarget | None) -> str | None:
     if not target:
         return None
     if target.get("testId"):
@@ -72,7 +72,7 @@ def describe_target(target: dict[str, Any] | None) -> str | None:
     return None
 
 
-def snippet(payload: dict[str, Any], matched_fields: Iterable[str]) -> str:
+def snippet(payload: StepPayload, matched_fields: Iterable[str]) -> str:
     """SPEC-03 §4.3.4: `match: …` first, then target, labels, screen and error code."""
     parts = []
     top = list(matched_fields)[:MAX_SNIPPET_MATCHES]

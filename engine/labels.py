@@ -9,7 +9,7 @@ cleanup) get no label.
 
 from functools import lru_cache
 
-from engine.models import StepTarget
+from engine.models import StepRecord, StepTarget
 
 DISCOVERY_TOOLS = frozenset(
     {"describe_screen", "list_testids", "accessibility_snapshot", "get_state"}
@@ -58,3 +58,17 @@ def derive_labels(tool_name: str, target: StepTarget | None, ok: bool) -> list[s
     if not ok:
         labels.append("error-recovery")
     return labels
+
+
+def record_labels(record: StepRecord) -> list[str]:
+    """A step's labels: the recorder's own when it gave some, else derived from tool and outcome."""
+    if record.labels is not None:
+        return record.labels
+    return derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
+
+
+def labelled(record: StepRecord) -> StepRecord:
+    """The record with its labels filled in, as it is stored."""
+    if record.labels is not None:
+        return record
+    return record.model_copy(update={"labels": record_labels(record)})

@@ -15,6 +15,8 @@ from typing import Any
 
 import tantivy
 
+from engine.payload import StepPayload
+
 SUPERSEDED_FIELD = "superseded"
 """Raw index field: `true` on superseded step documents, `false` on the others."""
 
@@ -30,12 +32,12 @@ def current_steps(schema: tantivy.Schema) -> tantivy.Query:
     return tantivy.Query.term_query(schema, SUPERSEDED_FIELD, "false", index_option="basic")
 
 
-def is_superseded(payload: dict[str, Any]) -> bool:
+def is_superseded(payload: StepPayload) -> bool:
     """Whether a step document's payload carries a supersede decision."""
     return "supersededAt" in payload
 
 
-def superseded_fields(payload: dict[str, Any]) -> dict[str, Any]:
+def superseded_fields(payload: StepPayload) -> dict[str, Any]:
     """`isSuperseded`, and when it is, `supersededBy` and `supersededAt` (result fields)."""
     if not is_superseded(payload):
         return {"isSuperseded": False}

@@ -13,6 +13,7 @@ from engine.clauses import all_of, count, hit_count, term
 from engine.filters import ReadView, filter_clauses, step_clauses
 from engine.inputs import LastInput, SessionsInput
 from engine.models import epoch_ms
+from engine.payload import read_payload
 from engine.query import step_filter
 from engine.results import SessionList, SessionSummary, StepList
 from engine.rows import step_row
@@ -28,10 +29,7 @@ def last(view: ReadView, request: LastInput) -> StepList:
         doc = view.searcher.doc(address)
         steps.append((int(doc["ts"][0]), doc["step_id"][0], doc))
     steps.sort(key=lambda s: (s[0], s[1]))
-    rows = [
-        step_row(step_id, doc["session_id"][0], orjson.loads(doc["payload"][0]))
-        for _, step_id, doc in steps
-    ]
+    rows = [step_row(step_id, doc["session_id"][0], read_payload(doc)) for _, step_id, doc in steps]
     return StepList(total=hit_count(found), steps=rows)
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import orjson
 import tantivy
 
 from engine.clauses import term
@@ -30,6 +29,7 @@ from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
 from engine.lifecycle import hide_superseded
 from engine.models import epoch_ms, now_iso
+from engine.payload import PayloadError, PayloadTarget, StepPayload, read_payload
 from engine.results import Result
 from engine.schema import DOC_STEP
 from engine.screens import UNKNOWN
@@ -111,7 +111,7 @@ class _Candidate:
     session_id: str
     seq: int
     """Position of the step in its session."""
-    payload: dict[str, Any]
+    payload: StepPayload
     confidence: float
     weight: float
 
@@ -175,7 +175,7 @@ def done_in_this_visit(
     found = searcher.search(query, limit=VISIT_LOOKBACK, order_by_field="seq")
     done: set[tuple[str, str]] = set()
     for _, address in found.hits:
-        payload = orjson.loads(searcher.doc(address)["payload"][0])
+        payload = read_payload(searcher.doc(address))
         if (payload.get("onScreen") or payload.get("screen")) != context.screen:
             break
         if payload.get("ok"):
@@ -184,7 +184,7 @@ def done_in_this_visit(
     return done
 
 
-def _element_keys(target: dict[str, Any]) -> set[str]:
+def _element_keys(target: PayloadTarget) -> set[str]:
     """Every name of the element: its target key, and its role and name when known (the same
     field typed into by testId in one step and by a11y ref in another is one element)."""
     keys = {key} if (key := _target_key(target)) else set()
@@ -212,7 +212,7 @@ class _Now:
         )
 
 
-def _similarity(payload: dict[str, Any], now: _Now) -> int:
+def _similarity(payload: StepPayload, now: _Now) -> int:
     score = 0
     screen = payload.get("onScreen") or payload.get("screen")
     if screen == now.screen and screen != UNKNOWN:
@@ -239,7 +239,7 @@ def _age_weight(created_ms: int, now_ms: int) -> float:
     return float(0.5 ** (age_days / HALF_LIFE_DAYS))
 
 
-def _target_key(target: dict[str, Any]) -> str | None:
+def _target_key(target: PayloadTarget) -> str | None:
     if target.get("testId"):
         return f"testId:{target['testId']}"
     if target.get("selector"):
@@ -249,13 +249,13 @@ def _target_key(target: dict[str, Any]) -> str | None:
     return None
 
 
-def _hint(target: dict[str, Any]) -> dict[str, str] | None:
+def _hint(target: PayloadTarget) -> dict[str, str] | None:
     if target.get("role") and target.get("name"):
         return {"role": str(target["role"]), "name": str(target["name"])}
     return None
 
 
-def preferred_target(target: dict[str, Any], context: ScreenContext) -> list[PriorTarget]:
+def preferred_target(target: PayloadTarget, context: ScreenContext) -> list[PriorTarget]:
     """Targets to try, best first: a testId visible now; the element with the same role and
     name (when the remembered testId is gone); the selector; the role and name."""
     visible = set(context.test_ids)
@@ -285,7 +285,7 @@ def prior_knowledge(
         loaded = []
         for _, address in searcher.search(query, limit=CANDIDATES).hits:
             doc = searcher.doc(address)
-            payload = orjson.loads(doc["payload"][0])
+            payload = read_payload(doc)
             confidence = min(1.0, _similarity(payload, seen_now) / 20)
             created = int(doc["created"][0]) or epoch_ms(payload.get("timestamp"))
             weight = confidence * _age_weight(created, now_ms)
@@ -393,7 +393,7 @@ def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:
         if len(members) < MIN_FAILURES_TO_AVOID:
             continue
         target = members[0].payload.get("target") or {}
-        error = members[0].payload.get("error") or {}
+        error: PayloadError | dict[str, None] = members[0].payload.get("error") or {}
         kind = (
             "testId"
             if target.get("testId")

@@ -1,16 +1,15 @@
 """A step document's payload -> the result row (`StepSummary`) that search and last return."""
 
-from typing import Any
-
 from engine.evidence import snippet
 from engine.lifecycle import is_superseded, superseded_fields
+from engine.payload import StepPayload
 from engine.results import SourceSession, StepSummary
 
 
 def step_row(
     step_id: str,
     session_id: str,
-    payload: dict[str, Any],
+    payload: StepPayload,
     *,
     score: float | None = None,
     matched_fields: list[str] | None = None,

@@ -12,7 +12,6 @@ is a slice of that one ordering.
 from datetime import timedelta
 from typing import Any
 
-import orjson
 import tantivy
 
 from analyzers import SynonymTable
@@ -21,6 +20,7 @@ from engine.documents import read_rank_record
 from engine.evidence import match_evidence
 from engine.filters import ReadView, epoch_ms_of, step_clauses
 from engine.inputs import SearchInput
+from engine.payload import read_payload
 from engine.query import PlannedQuery, plan_query, scored_query
 from engine.results import SearchPage
 from engine.rows import step_row
@@ -64,7 +64,7 @@ def search(
         ranked.append((score, int(doc["created"][0]), str(doc["step_id"][0]), doc))
     results = []
     for final, _, step_id, doc in ranked[request.offset : end]:
-        payload = orjson.loads(doc["payload"][0])
+        payload = read_payload(doc)
         fields = match_evidence(payload, plan.tokens)
         results.append(
             step_row(step_id, doc["session_id"][0], payload, score=final, matched_fields=fields)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from engine.errors import InvalidInput
 from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
-from engine.labels import derive_labels
+from engine.labels import labelled
 from engine.models import (
     SessionMetadata,
     StepRecord,
@@ -299,12 +299,7 @@ class KnowledgeStore:
         created atomically and never overwrites another step, even with concurrent writers.
         """
         session_id = validate_session_id(record.sessionId)
-        if record.labels is None:
-            record = record.model_copy(
-                update={
-                    "labels": derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
-                }
-            )
+        record = labelled(record)
         directory = session_dir(self.root, session_id) / STEPS_DIR
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
         data = _dump(record)

@@ -7,13 +7,12 @@ session (`seq`) or, across sessions, by time (`ts`). Timelines show history as i
 superseded steps appear in them, flagged.
 """
 
-from typing import Any
-
 import orjson
 import tantivy
 
 from engine.clauses import all_of, count, int_range, term
 from engine.errors import NotFound
+from engine.payload import read_payload
 from engine.results import Result, SourceSession, StepSummary
 from engine.rows import step_row
 from engine.schema import DOC_SESSION, DOC_STEP
@@ -37,7 +36,7 @@ class Hit:
         self.session_id = str(doc["session_id"][0])
         self.ts = int(doc["ts"][0])
         self.seq = int(doc["seq"][0])
-        self.payload: dict[str, Any] = orjson.loads(doc["payload"][0])
+        self.payload = read_payload(doc)
 
     @property
     def order(self) -> tuple[int, str]:

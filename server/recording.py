@@ -19,7 +19,7 @@ from engine import (
     KnowledgeStore,
     SessionMetadata,
     StepRecord,
-    derive_labels,
+    labelled,
     now_iso,
     redact_step,
 )
@@ -102,8 +102,4 @@ def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) 
 
 def prepare_step(request: RecordStepInput, session_id: str, timestamp: str) -> StepRecord:
     """The record to store: session and time filled in, secrets redacted, labels derived."""
-    record = redact_step(request.to_record(session_id, timestamp))
-    if record.labels is None:
-        labels = derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
-        record = record.model_copy(update={"labels": labels})
-    return record
+    return labelled(redact_step(request.to_record(session_id, timestamp)))
