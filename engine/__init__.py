@@ -3,7 +3,8 @@
 The engine keeps the knowledge (session and step files, the truth) and its Tantivy index
 (a cache rebuilt from the files), and answers searches over it. Modules inside `engine/` import
 each other directly; code outside imports only the names below, so a module can be split or
-renamed without touching the server. `tests/test_layers.py` holds both rules, and pins this list.
+renamed without touching the server. `tests/test_layers.py` holds both rules, and pins this list
+to exactly the names used from outside (sorted): an export nobody imports is not kept.
 """
 
 from engine.errors import IndexUnavailable, InvalidInput, KnowhowError, NoActiveSession
