@@ -150,6 +150,13 @@ class Knowledge:
         """Record a step through the store; returns its step id (`<session>/<NNNN>-<tool>`)."""
         return self.store.record_step(self.record(session_id, tool, **fields))
 
+    def not_found(
+        self, session_id: str, test_id: str, tool: str = "mm_click", **fields: Any
+    ) -> str:
+        """Record an action on `test_id` that failed because the element was not there."""
+        error = ("MM_TARGET_NOT_FOUND", f"Element not found: {test_id}")
+        return self.step(session_id, tool, test_id=test_id, ok=False, error=error, **fields)
+
     def index(self) -> SyncReport:
         return ensure_index(self.store, self.index_dir)
 

@@ -50,6 +50,23 @@ def new_session(store: KnowledgeStore, session_id: str, *flow_tags: str) -> None
     )
 
 
+def two_indexed_sessions(store: KnowledgeStore, index_dir: Path) -> None:
+    """Sessions mm-one1 and mm-two2, one `coin-overview-send` click each, fully indexed."""
+    for session_id in ("mm-one1", "mm-two2"):
+        new_session(store, session_id, "send")
+        store.record_step(step(session_id, "coin-overview-send"))
+    rebuild(store, index_dir)
+
+
+def sync_both(store: KnowledgeStore, index_dir: Path) -> SyncReport:
+    """One live batch over both sessions, by a writer on the current generation."""
+    writer = IndexWriter(IndexLayout(index_dir).current())  # type: ignore[arg-type]
+    try:
+        return sync_sessions(store, writer, ["mm-one1", "mm-two2"])
+    finally:
+        writer.close()
+
+
 def wait_for(check: Callable[[], object], timeout: float = 30.0) -> None:
     """Polls until `check()` is truthy; fails after a generous `timeout`.
 
@@ -125,20 +142,13 @@ def test_session_of(path: str, is_dir: bool, session: str | None) -> None:
 def test_sync_sessions_reindexes_and_drops_whole_sessions(
     store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
 ) -> None:
-    for session_id in ("mm-one1", "mm-two2"):
-        new_session(store, session_id, "send")
-        store.record_step(step(session_id, "coin-overview-send"))
-    rebuild(store, index_dir)
+    two_indexed_sessions(store, index_dir)
     assert hits(engine, "coin overview send") == {"mm-one1/0001-mm_click", "mm-two2/0001-mm_click"}
     store.record_step(step("mm-one1", "confirm-footer-button"))
     for path in sorted((store.root / "mm-two2").rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     (store.root / "mm-two2").rmdir()
-    writer = IndexWriter(IndexLayout(index_dir).current())  # type: ignore[arg-type]
-    try:
-        report = sync_sessions(store, writer, ["mm-one1", "mm-two2"])
-    finally:
-        writer.close()
+    report = sync_both(store, index_dir)
     assert (report.sessions_indexed, report.sessions_deleted, report.steps_indexed) == (1, 1, 2)
     assert hits(engine, "coin overview send") == {"mm-one1/0001-mm_click", "mm-one1/0002-mm_click"}
     assert "mm-one1/0002-mm_click" in hits(engine, "confirm footer")
@@ -148,21 +158,14 @@ def test_a_name_that_is_not_utf8_spoils_no_other_session_of_a_batch(
     store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
 ) -> None:
     """Attack (issue 11 item 5): the live batch failed and lost the other sessions' steps."""
-    for session_id in ("mm-one1", "mm-two2"):
-        new_session(store, session_id, "send")
-        store.record_step(step(session_id, "coin-overview-send"))
-    rebuild(store, index_dir)
+    two_indexed_sessions(store, index_dir)
     (store.root / "mm-one1" / "steps" / os.fsdecode(b"0002-\xff.json")).write_bytes(b"{}")
     store.record_step(step("mm-two2", "confirm-footer-button"))
-    current = IndexLayout(index_dir).current()
-    writer = IndexWriter(current)  # type: ignore[arg-type]
-    try:
-        report = sync_sessions(store, writer, ["mm-one1", "mm-two2"])
-    finally:
-        writer.close()
+    report = sync_both(store, index_dir)
     assert [s.reason for s in report.skipped] == ["file name is not valid UTF-8"]
     assert hits(engine, "confirm footer") == {"mm-two2/0002-mm_click"}
-    assert index_lag(store, current).pendingSessions == 0
+    current = IndexLayout(index_dir).current()
+    assert current is not None and index_lag(store, current).pendingSessions == 0
 
 
 def test_a_failed_rebuild_leaves_no_orphan_generation(

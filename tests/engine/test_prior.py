@@ -95,14 +95,7 @@ def test_targets_that_failed_twice_on_this_screen_are_to_be_avoided(kb: Knowledg
     record_send_flow(kb, "mm-agent-a")
     kb.session("mm-agent-b", hours_ago=0.5)
     for _ in range(2):
-        kb.step(
-            "mm-agent-b",
-            "mm_type",
-            test_id="ens-input",
-            ok=False,
-            error=("MM_TARGET_NOT_FOUND", "Element not found: ens-input"),
-            screen="send",
-        )
+        kb.not_found("mm-agent-b", "ens-input", "mm_type", screen="send")
     kb.step("mm-agent-b", "mm_click", test_id="once-only", ok=False, screen="send")
     prior = kb.engine().prior_knowledge(send_screen("mm-agent-b"))
     assert [(a.target.value, a.frequency, a.errorCode) for a in prior.avoid] == [

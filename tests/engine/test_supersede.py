@@ -94,14 +94,7 @@ def test_a_later_sighting_of_the_old_testid_cancels_the_decision(kb: Knowledge) 
 def test_not_found_then_the_same_element_working_supersedes(kb: Knowledge) -> None:
     old = before_rename(kb)
     kb.session("mm-retry", hours_ago=2)
-    kb.step(
-        "mm-retry",
-        test_id="coin-overview-send",
-        ok=False,
-        error=("MM_TARGET_NOT_FOUND", "Element not found: coin-overview-send"),
-        screen="home",
-        a11y=A11Y,
-    )
+    kb.not_found("mm-retry", "coin-overview-send", screen="home", a11y=A11Y)
     retry = kb.step("mm-retry", a11y_ref="e1", screen="send")
     kb.index()
     entry = decisions(kb, "mm-old")[old.split("/", 1)[1]]
@@ -234,14 +227,7 @@ def test_a_text_field_without_a_name_is_superseded_by_the_agents_retry(kb: Knowl
     old = kb.step("mm-typed", "mm_type", test_id="currency-input", text="0.1", screen="send")
     kb.session("mm-retyped", hours_ago=2)
     kb.step("mm-retyped", "mm_describe_screen", screen="send", test_ids=["send-amount-input"])
-    kb.step(
-        "mm-retyped",
-        "mm_type",
-        test_id="currency-input",
-        ok=False,
-        error=("MM_TARGET_NOT_FOUND", "Element not found: currency-input"),
-        screen="send",
-    )
+    kb.not_found("mm-retyped", "currency-input", "mm_type", screen="send")
     kb.step("mm-retyped", "mm_describe_screen", screen="send", test_ids=["send-amount-input"])
     retry = kb.step("mm-retyped", "mm_type", test_id="send-amount-input", screen="send")
     kb.index()
@@ -253,14 +239,7 @@ def test_a_text_field_without_a_name_is_superseded_by_the_agents_retry(kb: Knowl
 def test_a_retry_on_an_element_with_another_name_is_not_a_replacement(kb: Knowledge) -> None:
     before_rename(kb)
     kb.session("mm-other", hours_ago=2)
-    kb.step(
-        "mm-other",
-        test_id="coin-overview-send",
-        ok=False,
-        error=("MM_TARGET_NOT_FOUND", "Element not found: coin-overview-send"),
-        screen="home",
-        a11y=A11Y,
-    )
+    kb.not_found("mm-other", "coin-overview-send", screen="home", a11y=A11Y)
     kb.step("mm-other", a11y_ref="e2", screen="swap")  # clicked Swap instead
     kb.index()
     assert decisions(kb, "mm-old") == {}
