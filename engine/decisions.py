@@ -14,6 +14,7 @@ chain of decisions may lead back to the step (a cycle would hide both for good).
 
 from collections.abc import Iterable
 
+from engine.documents import SessionContext, resolve_target
 from engine.errors import InvalidInput, NotFound
 from engine.index import Manifest
 from engine.models import SupersededBy, Supersession, now_iso
@@ -107,21 +108,8 @@ def _describe(store: KnowledgeStore, step_id: str) -> SupersededBy:
         record = store.read_step(store.root / session_id / STEPS_DIR / f"{stem}.json")
     except (OSError, ValueError) as exc:
         raise InvalidInput("supersededBy", f"step {step_id!r} cannot be read: {exc}") from None
-    target = record.tool.target
-    described = None
-    if target is not None:
-        hint = target.a11yHint
-        described = (
-            f"testId:{target.testId}"
-            if target.testId
-            else f"selector:{target.selector}"
-            if target.selector
-            else f'a11y:{hint.role}:"{hint.name}"'
-            if hint
-            else f"ref:{target.a11yRef}"
-            if target.a11yRef
-            else None
-        )
+    resolved = resolve_target(record, SessionContext())  # as detected successors show it
+    described = (resolved.describe() or None) if resolved else None
     return SupersededBy(stepId=step_id, target=described, timestamp=record.timestamp)
 
 

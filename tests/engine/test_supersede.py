@@ -140,6 +140,8 @@ def test_explicit_supersede_checks_its_input_and_writes_nothing_when_wrong(kb: K
         supersede(kb.store, first, None, None)
     assert decisions(kb, "mm-hand") == {}
     supersede(kb.store, first, second, "the a-button moved")
+    by = decisions(kb, "mm-hand")[first.split("/")[1]]["supersededBy"]
+    assert by["target"] == "testId:b-button"  # type: ignore[index]
     supersede(kb.store, second, third, None)
     with pytest.raises(InvalidInput, match="cycle"):
         supersede(kb.store, third, first, None)
