@@ -7,7 +7,13 @@ renamed without touching the server. `tests/test_layers.py` holds both rules, an
 to exactly the names used from outside (sorted): an export nobody imports is not kept.
 """
 
-from engine.errors import IndexUnavailable, InvalidInput, KnowhowError, NoActiveSession
+from engine.errors import (
+    IndexUnavailable,
+    InvalidInput,
+    KnowhowError,
+    NoActiveSession,
+    WriteFailed,
+)
 from engine.files import atomic_create, session_dir
 from engine.index import IndexReader
 from engine.index_status import IndexStatus
@@ -23,6 +29,7 @@ from engine.inputs import (
 )
 from engine.knowledge import KnowledgeEngine
 from engine.labels import labelled
+from engine.limits import check_record
 from engine.live import LiveIndex
 from engine.models import (
     A11yHint,
@@ -89,7 +96,9 @@ __all__ = [
     "SyncReport",
     "TestIdItem",
     "ToolCall",
+    "WriteFailed",
     "atomic_create",
+    "check_record",
     "default_rules",
     "ensure_index",
     "is_secret",

@@ -4,9 +4,13 @@ KnowhowError                      code
 ├── InvalidInput                  MM_INVALID_INPUT   (names the offending field)
 ├── NotFound                      MM_NOT_FOUND
 ├── NoActiveSession               MM_NO_ACTIVE_SESSION
+├── WriteFailed                   MM_WRITE_FAILED    (disk full, no permission: nothing written)
 └── IndexUnavailable              MM_INDEX_UNAVAILABLE (missing or locked index)
     └── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
 """
+
+import errno
+import os
 
 
 class KnowhowError(Exception):
@@ -38,6 +42,24 @@ class NotFound(KnowhowError):
 
 class NoActiveSession(KnowhowError):
     code = "MM_NO_ACTIVE_SESSION"
+
+
+class WriteFailed(KnowhowError):
+    """The knowledge root refused a write (disk full, no permission, a file where a folder
+    should be); whatever the call would have written was not written."""
+
+    code = "MM_WRITE_FAILED"
+
+    @classmethod
+    def from_os_error(cls, exc: OSError) -> "WriteFailed":
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        name = errno.errorcode.get(exc.errno or 0, "")
+        where = f" ({exc.filename})" if exc.filename else ""
+        return cls(
+            f"could not write to the knowledge root{where}: {reason}"
+            + (f" [{name}]" if name else "")
+            + "; nothing was recorded. Free disk space or fix the root's permissions, then retry."
+        )
 
 
 class IndexUnavailable(KnowhowError):

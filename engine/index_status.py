@@ -164,7 +164,7 @@ def newest_mtime(store: KnowledgeStore, session_id: str) -> float:
     """Modification time of a session's newest file (0 when it has none any more)."""
     base = store.root / session_id
     paths = [base / SESSION_FILE]
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         paths += [Path(e.path) for e in os.scandir(base / STEPS_DIR) if e.name.endswith(".json")]
     times = []
     for path in paths:

@@ -189,7 +189,7 @@ class KnowledgeStore:
                 for e in os.scandir(directory)
                 if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
             ]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
         return [directory / n for n in sorted(names)]
 

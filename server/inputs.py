@@ -7,7 +7,7 @@ can send their records verbatim. The other inputs reject unknown keys.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engine import (
     InvalidInput,
@@ -18,13 +18,25 @@ from engine import (
     StepRecord,
     Strict,
     ToolCall,
+    check_record,
     parse_time,
 )
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 
 
-class StartSessionInput(Strict):
+class WithinLimits(BaseModel):
+    """Arguments that are recorded: within `engine.limits`, checked as sent, before anything
+    else (an integer beyond 64 bits cannot be written, a 10 MB text would slow every search)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _within_limits(cls, data: Any) -> Any:
+        check_record(data)
+        return data
+
+
+class StartSessionInput(WithinLimits, Strict):
     goal: Annotated[str, Field(min_length=1, max_length=500)] | None = None
     flowTags: Annotated[list[Tag], Field(max_length=20)] = Field(default_factory=list)
     tags: Annotated[list[Tag], Field(max_length=20)] = Field(default_factory=list)
@@ -33,7 +45,7 @@ class StartSessionInput(Strict):
     launch: dict[str, Any] | None = None
 
 
-class RecordStepInput(Record):
+class RecordStepInput(WithinLimits, Record):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     sessionId: SessionId | None = None

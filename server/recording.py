@@ -6,6 +6,7 @@ working directory with the `git` command; without git (or outside a repository) 
 out, never an error.
 """
 
+import contextlib
 import logging
 import secrets
 import string
@@ -76,15 +77,10 @@ def detect_git(cwd: Path) -> GitInfo | None:
 
 
 def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) -> SessionMetadata:
-    """Write the new session's `session.json`; an existing session is never overwritten."""
+    """Write the new session's `session.json`; an existing session is never overwritten, and
+    a start that fails leaves no folder behind (a folder without `session.json` would be a
+    session nobody started)."""
     session_id = request.sessionId or new_session_id()
-    store.root.mkdir(parents=True, exist_ok=True)
-    try:
-        (store.root / session_id).mkdir()  # claims the id, even against a concurrent start
-    except FileExistsError:
-        raise InvalidInput(
-            "sessionId", f"session {session_id!r} already exists; omit sessionId for a new one"
-        ) from None
     metadata = SessionMetadata(
         sessionId=session_id,
         createdAt=now_iso(),
@@ -95,7 +91,20 @@ def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) 
         build=request.build,
         launch=request.launch,
     )
-    store.write_session(metadata)
+    store.root.mkdir(parents=True, exist_ok=True)
+    folder = store.root / session_id
+    try:
+        folder.mkdir()  # claims the id, even against a concurrent start
+    except FileExistsError:
+        raise InvalidInput(
+            "sessionId", f"session {session_id!r} already exists; omit sessionId for a new one"
+        ) from None
+    try:
+        store.write_session(metadata)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # still empty: the write removed its temp file
+        raise
     log.info("started session %s (flowTags %s)", session_id, metadata.flowTags)
     return metadata
 

@@ -14,7 +14,14 @@ from typing import TypeVar
 
 import anyio.to_thread
 
-from engine import IndexReader, IndexStatus, KnowledgeEngine, KnowledgeStore, LiveIndex
+from engine import (
+    IndexReader,
+    IndexStatus,
+    KnowledgeEngine,
+    KnowledgeStore,
+    LiveIndex,
+    WriteFailed,
+)
 from server.browser.driver import BrowserDriver, load_screen_rules
 from server.settings import ServerSettings
 
@@ -44,8 +51,14 @@ class ServerState:
         return await anyio.to_thread.run_sync(run)
 
     async def write(self, action: Callable[[], T]) -> T:
-        """Run a file write on a worker thread; it never waits for indexing (the watcher does)."""
-        return await anyio.to_thread.run_sync(action)
+        """Run a file write on a worker thread; it never waits for indexing (the watcher does).
+
+        Every tool's write comes here, so a refused write (disk full, no permission) reaches
+        the agent as `MM_WRITE_FAILED`, never as the SDK's internal error."""
+        try:
+            return await anyio.to_thread.run_sync(action)
+        except OSError as exc:
+            raise WriteFailed.from_os_error(exc) from exc
 
     async def status(self) -> IndexStatus:
         def run() -> IndexStatus:

@@ -1,0 +1,100 @@
+"""Size limits: what one recorded record may hold, and how much of a stored value is used.
+
+Two kinds, for two sources of records:
+- what knowhow records through its tools (`mm_knowledge_record_step`, `…_start_session`) is
+  checked before anything is written: over a limit is `MM_INVALID_INPUT` naming the field;
+- files written by other programs are never refused for their size (below the read cap), but
+  only a bounded part of each value is indexed, stored in the index for display and evidence,
+  and shown (`bounded_text`), so one huge record cannot slow every search that matches it.
+
+Real records are small (the bundled sample: strings ≤ 152 characters, lists ≤ 22 items, files
+≤ 4 KB); the limits leave room for pages with long texts and many elements.
+"""
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+from engine.errors import InvalidInput
+
+# -- recording (MM_INVALID_INPUT over them) -------------------------------------------------
+MAX_RECORD_BYTES = 1_000_000
+"""One recorded step or session, as compact JSON."""
+MAX_TEXT_CHARS = 10_000
+"""Any one string of a recorded record (an error message, typed text, an element's name)."""
+MAX_LIST_ITEMS = 2_000
+"""Any one list of a recorded record (accessibility nodes, testIds)."""
+MAX_DEPTH = 32
+"""Nesting of objects and lists in a recorded record."""
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+"""Integers of a recorded record: signed 64-bit, what JSON tools and the index can carry."""
+
+# -- reading what others wrote ------------------------------------------------------------
+INDEXED_TEXT_CHARS = 1_000
+"""Of one value (an error message, an accessibility name, a goal): what is analysed for the
+index, kept in the index for display and evidence, and shown by search and summarize."""
+INDEXED_ITEMS = 500
+"""Of one list of a step (accessibility nodes, testIds): how many items are analysed."""
+ELLIPSIS = "…"
+T = TypeVar("T")
+
+
+def bounded_text(value: str, limit: int = INDEXED_TEXT_CHARS) -> str:
+    """`value`, cut to `limit` characters with `…` when longer."""
+    return value if len(value) <= limit else value[: limit - 1] + ELLIPSIS
+
+
+def bounded_optional(value: str | None, limit: int = INDEXED_TEXT_CHARS) -> str | None:
+    return None if value is None else bounded_text(value, limit)
+
+
+def bounded_items(items: Iterable[T], limit: int = INDEXED_ITEMS) -> list[T]:
+    """The first `limit` items."""
+    return [item for _, item in zip(range(limit), items, strict=False)]
+
+
+def check_record(data: object, field: str = "") -> None:
+    """Raise `InvalidInput` naming the first field of `data` (parsed JSON) over a limit.
+
+    Checked on the arguments as received, before they are validated and written: an integer
+    beyond 64 bits cannot be written as JSON, a 10 MB message would be analysed on every search.
+    """
+    size = _check(data, field, 0)
+    if size > MAX_RECORD_BYTES:
+        raise InvalidInput(
+            field or "record", f"is about {size:,} bytes as JSON; at most {MAX_RECORD_BYTES:,}"
+        )
+
+
+def _check(value: object, field: str, depth: int) -> int:
+    """The approximate JSON size of `value` after checking it and everything in it."""
+    if isinstance(value, bool) or value is None:
+        return 5
+    if isinstance(value, int):
+        if not MIN_INT <= value <= MAX_INT:
+            raise InvalidInput(field or "record", "integers must fit in 64 bits (signed)")
+        return len(str(value))
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT_CHARS:
+            raise InvalidInput(
+                field or "record",
+                f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}",
+            )
+        return len(value) + 2
+    if not isinstance(value, dict | list):
+        return 8  # a float
+    if depth >= MAX_DEPTH:
+        raise InvalidInput(field or "record", f"nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, list):
+        if len(value) > MAX_LIST_ITEMS:
+            raise InvalidInput(
+                field or "record", f"has {len(value):,} items; at most {MAX_LIST_ITEMS:,}"
+            )
+        return 2 + sum(_check(v, f"{field}[{i}]", depth + 1) + 1 for i, v in enumerate(value))
+    size = 2
+    for key, item in value.items():
+        name = f"{field}.{key}" if field else str(key)
+        size += _check(str(key), name, depth + 1) + 1
+        size += _check(item, name, depth + 1) + 1
+        if size > MAX_RECORD_BYTES:  # stop early: the rest cannot make it smaller
+            break
+    return size
