@@ -190,8 +190,32 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
 
 
 def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
-    """Index everything into a new generation, then make it live atomically."""
+    """Index everything into a new generation, then make it live atomically.
+
+    A build that detected new supersessions is built once more, from the settled files:
+    re-flagging deletes and re-adds those steps, and Tantivy keeps counting deleted documents
+    in its BM25 statistics (document frequencies, field lengths) until a merge drops them, so
+    that index would rank differently from any later rebuild of the same files. The second
+    build detects nothing new (detection is a pure function of the files), so a first build
+    and every rebuild give the same flags, the same index and the same results.
+    """
     layout = IndexLayout(base)
+    generation, report = _build(store, layout, progress)
+    if report.sessions_flagged:
+        shutil.rmtree(generation)
+        generation, settled = _build(store, layout, progress)
+        settled.seconds += report.seconds
+        settled.sessions_flagged += report.sessions_flagged
+        settled.supersede_seconds += report.supersede_seconds
+        report = settled
+    layout.publish(generation)
+    return report
+
+
+def _build(
+    store: KnowledgeStore, layout: IndexLayout, progress: ProgressFn | None
+) -> tuple[Path, SyncReport]:
+    """Every session into a new, unpublished generation (removed again if the build fails)."""
     generation = create_generation(layout)
     writer = IndexWriter(generation)
     try:
@@ -202,8 +226,7 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     except BaseException:
         shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
         raise
-    layout.publish(generation)
-    return report
+    return generation, report
 
 
 def ensure_index(

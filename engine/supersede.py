@@ -244,9 +244,12 @@ class _Screen:
 
 
 def _index_screen(screen: str, sessions: Iterable[SessionFacts]) -> _Screen:
+    """Sessions are read in id order: an element's identity is its first sighting's, so the
+    live writer (sessions in the order they changed) and a rebuild (in the manifest's order)
+    must agree on which one is first."""
     facts = _Screen()
     actions: list[Action] = []
-    for session in sessions:
+    for session in sorted(sessions, key=lambda s: s.session_id):
         mine = session.actions.get(screen, [])
         if mine:
             facts.sessions[session.session_id] = mine

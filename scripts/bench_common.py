@@ -12,6 +12,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,6 +144,21 @@ def ensure_corpus(work: Path, steps: int, seed: int, workers: int | None = None)
         raise SystemExit(f"gen_corpus.py failed (exit {p.rc}), see {p.log}")
     marker.write_text(p.stdout)
     return root
+
+
+def private_copy(corpus: Path, dest: Path) -> Path:
+    """A fresh hard-linked copy of a generated corpus folder (`corpus-…`), for a run that
+    indexes it; returns the copy's knowledge root.
+
+    Indexing writes into the knowledge root (supersede decisions: `<session>/superseded.json`).
+    A run that indexed the shared corpus itself would leave the next run a different root — a
+    rebuild instead of a first build — so runs would not be repeatable. The store only writes
+    by atomic rename or link, so a hard-linked copy never changes the original's files.
+    """
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-al", str(corpus), str(dest)], check=True)
+    return dest / "test-artifacts" / "llm-knowledge"
 
 
 def load_queries(path: Path) -> list[dict[str, object]]:

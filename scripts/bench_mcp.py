@@ -31,6 +31,7 @@ from bench_common import (
     knowhow_cmd,
     machine,
     machine_md,
+    private_copy,
     write_json,
     write_section,
 )
@@ -75,12 +76,10 @@ def wait_for_bench_speed() -> bool:
 
 def prepare(size: int) -> tuple[Path, Path, float]:
     """A private hard-linked copy of the corpus and a fresh index for it (not timed in results)."""
-    corpus = ensure_corpus(WORK, size, 7, workers=2)
+    corpus = ensure_corpus(WORK, size, 7, workers=2).parents[1]
     scratch = WORK / f"mcp-{size}"
     shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    root, index = scratch / "root", scratch / "index"
-    subprocess.run(["cp", "-al", str(corpus), str(root)], check=True)
+    root, index = private_copy(corpus, scratch / "corpus"), scratch / "index"
     cmd = [*knowhow_cmd(), "reindex", "--root", str(root), "--index", str(index)]
     proc = run_cmd(cmd, WORK / "logs" / f"mcp-reindex-{size}.log")
     if not proc.ok:

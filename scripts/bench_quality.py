@@ -30,6 +30,7 @@ from bench_common import (
     md_table,
     mean,
     out,
+    private_copy,
     read_qrels,
     read_run,
     run,
@@ -157,9 +158,10 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
     args = ap.parse_args()
     ev, work, mach = eval_dir(), args.work.resolve(), machine()
-    root = ensure_corpus(work, args.steps, args.seed)
-    truth = root.parents[1] / "truth.jsonl"
+    corpus = ensure_corpus(work, args.steps, args.seed).parents[1]
+    truth = corpus / "truth.jsonl"
     tag = f"{args.steps}-s{args.seed}"
+    root = private_copy(corpus, work / f"quality-{tag}")  # every run indexes the same files
     logs = work / "logs"
     index = work / f"index-quality-{tag}"
 
