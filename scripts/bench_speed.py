@@ -199,6 +199,7 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
     args = ap.parse_args()
     work, mach = args.work.resolve(), machine()
+    (work / "runs").mkdir(parents=True, exist_ok=True)  # the runs' files go here
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     queries = make_queries(work, args.queries)
     results: dict[int, dict] = {}
