@@ -25,6 +25,7 @@ from server.envelope import failure, success
 from server.http import MCP_PATH, build_http_app
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
+from server.stdio import AnsweredReadStream
 from server.tools import TOOLS, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 async def serve_stdio(settings: ServerSettings) -> None:
     server = create_server(settings)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        answered = AnsweredReadStream(read_stream, write_stream)
+        await server.run(answered, write_stream, server.create_initialization_options())
 
 
 async def serve_http(settings: ServerSettings) -> None:

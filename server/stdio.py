@@ -1,0 +1,113 @@
+"""Every stdio line gets an answer: malformed ones a JSON-RPC error, so no client waits forever.
+
+The SDK's stdio transport turns a line it cannot read as a JSON-RPC message into an exception
+on the read stream, and its server drops it: a client that sent a truncated line, a lone
+surrogate or 500 nested arrays (the SDK reads about 200) never hears back.
+`AnsweredReadStream` stands between the two: it answers such a line on the write stream and
+keeps serving. The reply is `-32700 Parse error` with id null when the line is not JSON; when
+it is JSON the SDK refuses (lone surrogates, deep nesting, not a JSON-RPC message) it is
+`-32600 Invalid Request` with the request's id where the line has one, so the client's
+pending call ends.
+"""
+
+import json
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+
+class AnsweredReadStream:
+    """The transport's read stream without its malformed lines, each answered on `replies`."""
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        replies: WriteStream[SessionMessage],
+    ) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message (the SDK restores it for handlers)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._replies.send(SessionMessage(malformed_reply(item)))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def malformed_reply(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error answering a line the transport could not read as a message."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    unparsed = next((e for e in errors if e["type"] == "json_invalid"), None)
+    if unparsed is not None:
+        message = _lenient_json(unparsed["input"])
+        if message is None:
+            return _error(None, types.PARSE_ERROR, f"Parse error: {unparsed['msg']}")
+        reason = f"Invalid Request: the server cannot read this JSON ({unparsed['msg']})"
+        return _error(_request_id(message), types.INVALID_REQUEST, reason)
+    ids = (_request_id(e["input"]) for e in errors)
+    return _error(
+        next((i for i in ids if i is not None), None),
+        types.INVALID_REQUEST,
+        "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+    )
+
+
+def _lenient_json(line: object) -> object | None:
+    """The line as Python's own JSON reader sees it (it accepts lone surrogates and deeper
+    nesting than the SDK's), or None when it is not JSON at all."""
+    if not isinstance(line, str | bytes):
+        return None
+    try:
+        message: object = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return message
+
+
+def _request_id(message: object) -> types.RequestId | None:
+    if not isinstance(message, dict):
+        return None
+    value = message.get("id")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return value
+
+
+def _error(request_id: types.RequestId | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
