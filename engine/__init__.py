@@ -7,6 +7,7 @@ renamed without touching the server. `tests/test_layers.py` holds both rules, an
 to exactly the names used from outside (sorted): an export nobody imports is not kept.
 """
 
+from engine.decisions import supersede_step
 from engine.errors import (
     IndexUnavailable,
     InvalidInput,
@@ -23,8 +24,11 @@ from engine.inputs import (
     SearchInput,
     SessionId,
     SessionsInput,
+    StepInput,
     Strict,
     SummarizeInput,
+    SupersedeInput,
+    TimelineInput,
     validate,
 )
 from engine.knowledge import KnowledgeEngine
@@ -88,13 +92,16 @@ __all__ = [
     "SessionsInput",
     "Settings",
     "StepError",
+    "StepInput",
     "StepList",
     "StepRecord",
     "StepTarget",
     "Strict",
     "SummarizeInput",
+    "SupersedeInput",
     "SyncReport",
     "TestIdItem",
+    "TimelineInput",
     "ToolCall",
     "WriteFailed",
     "atomic_create",
@@ -108,5 +115,6 @@ __all__ = [
     "rebuild",
     "redact_step",
     "session_dir",
+    "supersede_step",
     "validate",
 ]

@@ -15,10 +15,12 @@ chain of decisions may lead back to the step (a cycle would hide both for good).
 from collections.abc import Iterable
 
 from engine.documents import SessionContext, resolve_target
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, KnowhowError, NotFound
 from engine.index import Manifest
+from engine.inputs import SupersedeInput
 from engine.models import SupersededBy, Supersession, now_iso
-from engine.store import STEPS_DIR, KnowledgeStore
+from engine.results import Result, SupersededByStep
+from engine.store import DECISIONS_FILE, STEPS_DIR, KnowledgeStore
 from engine.supersede import Detected, SessionFacts, decode_all, plan
 
 EXPLICIT = "explicit"
@@ -144,7 +146,37 @@ def supersede(
         by = _describe(store, superseded_by)
     decision = Supersession(supersededBy=by, supersededAt=now_iso(), source=EXPLICIT, reason=reason)
     session_id, _, stem = step_id.partition("/")
-    decisions, _ = store.read_decisions(session_id)
+    decisions, unreadable = store.read_decisions(session_id)
+    if unreadable is not None:  # rewriting it would drop every decision it holds
+        raise KnowhowError(
+            f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
+            "fix or remove it, then try again"
+        )
     decisions[stem] = decision
     store.write_decisions(session_id, decisions)
     return decision
+
+
+class Superseded(Result):
+    """What `mm_knowledge_supersede` recorded: the step is hidden from search, last and
+    priorKnowledge once the live index has re-indexed its session (within a second)."""
+
+    stepId: str
+    isSuperseded: bool = True
+    supersededBy: SupersededByStep | None = None
+    supersededAt: str
+    reason: str | None = None
+    source: str
+
+
+def supersede_step(store: KnowledgeStore, request: SupersedeInput) -> Superseded:
+    """`supersede` for a validated tool or CLI request."""
+    decision = supersede(store, request.stepId, request.supersededBy, request.reason)
+    by = decision.supersededBy
+    return Superseded(
+        stepId=request.stepId,
+        supersededBy=SupersededByStep(**by.model_dump(exclude_none=True)) if by else None,
+        supersededAt=decision.supersededAt,
+        reason=decision.reason,
+        source=decision.source,
+    )

@@ -139,6 +139,12 @@ class SupersedeInput(StepInput):
     def _safe_by(cls, value: str | None) -> str | None:
         return None if value is None else _safe_step_id(value)
 
+    @model_validator(mode="after")
+    def _by_or_reason(self) -> "SupersedeInput":
+        if self.supersededBy is None and self.reason is None:
+            raise InvalidInput("supersededBy", "give supersededBy (a step id) or a reason")
+        return self
+
 
 M = TypeVar("M", bound=BaseModel)
 

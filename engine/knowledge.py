@@ -13,13 +13,22 @@ from pathlib import Path
 
 from analyzers import SynonymTable
 from engine import listing
+from engine.errors import NotFound
 from engine.filters import ReadView
 from engine.index import IndexLayout, IndexReader
-from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput
+from engine.inputs import (
+    LastInput,
+    SearchInput,
+    SessionsInput,
+    StepInput,
+    SummarizeInput,
+    TimelineInput,
+)
 from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.results import SearchPage, SessionList, SessionRecipe, StepList
 from engine.search import search
 from engine.summarize import summarize
+from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vocabulary import TypoVocabulary
 
 
@@ -89,6 +98,28 @@ class KnowledgeEngine:
         self, request: SummarizeInput, *, current_session: str | None = None
     ) -> SessionRecipe:
         return summarize(self.root, request, current_session)
+
+    def timeline(self, request: TimelineInput) -> TimelineResult:
+        """The steps around an anchor: the given step, or the best search hit of `query`
+        (over all sessions, superseded steps hidden, as a search would rank it)."""
+        view = self._view()
+        anchor = request.anchor
+        if anchor is None:
+            query = request.query or ""
+            found = search(
+                view, SearchInput(query=query, limit=1), self.synonyms, self._typos(view)
+            )
+            if not found.results:
+                raise NotFound(f"query: no step matches {query!r}; try other words or an anchor")
+            anchor = found.results[0].stepId
+        return timeline(
+            view.searcher, view.schema, anchor, request.before, request.after, request.scope
+        )
+
+    def step_context(self, request: StepInput) -> StepContext:
+        """The session a step came from and how it was used since (created or recalled)."""
+        view = self._view()
+        return step_context(view.searcher, view.schema, request.stepId)
 
     def prior_knowledge(self, context: ScreenContext) -> PriorKnowledge:
         """What worked last time on this screen, from every session but the current one."""

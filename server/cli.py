@@ -1,4 +1,5 @@
-"""`knowhow` command line: index, search, last, sessions, summarize, reindex, batch-search, demo.
+"""`knowhow` command line: index, search, last, sessions, summarize, timeline, supersede, reindex,
+batch-search, demo.
 
 Human-readable by default, `--json` for machines. Errors print `{"ok": false, "error": …}`
 (with --json) or a one-line message, and exit with status 2.
@@ -34,9 +35,12 @@ from engine import (
     Settings,
     StepList,
     SummarizeInput,
+    SupersedeInput,
     SyncReport,
+    TimelineInput,
     ensure_index,
     rebuild,
+    supersede_step,
     validate,
 )
 from server.envelope import envelope
@@ -373,6 +377,57 @@ def summarize(
             )
 
     _emit(recipe, as_json, render)
+
+
+@app.command()
+def timeline(
+    step_id: Annotated[str | None, typer.Argument(help="Anchor step id (or use --query)")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Anchor on its best hit")] = None,
+    before: Annotated[int, typer.Option("--before", "-B", help="Steps before (0-50)")] = 5,
+    after: Annotated[int, typer.Option("--after", "-A", help="Steps after (0-50)")] = 5,
+    scope: Annotated[str, typer.Option("--scope", help="'session' or 'all' (by time)")] = "session",
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The steps before and after a step: in its session, or across sessions by time."""
+    settings = _settings(root, index_dir)
+    request_data: dict[str, Any] = {"before": before, "after": after, "scope": scope}
+    request_data |= {"anchor": step_id} if step_id else {}
+    request_data |= {"query": query} if query else {}
+    line = _run(as_json, lambda: _engine(settings).timeline(validate(TimelineInput, request_data)))
+
+    def render() -> None:
+        for step in [*line.before, line.anchor, *line.after]:
+            mark = "▶" if step.stepId == line.anchor.stepId else " "
+            flag = " [yellow](superseded)[/yellow]" if step.isSuperseded else ""
+            ok = "" if step.ok else " [red]✗[/red]"
+            out.print(f"{mark} {step.timestamp}  {step.stepId}  {step.snippet}{ok}{flag}")
+        for s in line.sessions.values():
+            out.print(
+                f"  {s.id}: {s.goal or '-'} ({', '.join(s.flowTags) or '-'}, {s.stepCount} steps)"
+            )
+
+    _emit(line, as_json, render)
+
+
+@app.command()
+def supersede(
+    step_id: Annotated[str, typer.Argument(help="The step that no longer works as recorded")],
+    by: Annotated[str | None, typer.Option("--by", help="The newer step that works")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why")] = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark a step superseded (written to its session's superseded.json; `knowhow index` or a
+    running server re-indexes it)."""
+    settings = _settings(root, index_dir)
+    request_data = {"stepId": step_id, "supersededBy": by, "reason": reason}
+    request = {k: v for k, v in request_data.items() if v is not None}
+    store = KnowledgeStore(settings.root)
+    done = _run(as_json, lambda: supersede_step(store, validate(SupersedeInput, request)))
+    _emit(done, as_json, lambda: out.print(f"{done.stepId} superseded ({done.supersededAt})"))
 
 
 @app.command("batch-search")

@@ -8,7 +8,8 @@ them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
 The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
 Additive properties (not in §5): search `offset`; search and last `includeSuperseded`;
-filters `ok`, `tool`, `after`, `before`.
+filters `ok`, `tool`, `after`, `before`. Tools not in §5 (spec 002's lifecycle): timeline,
+session context, supersede.
 """
 
 from typing import Any
@@ -125,6 +126,51 @@ SESSIONS: Schema = _knowledge(
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
         "filters": KNOWLEDGE_FILTERS,
     }
+)
+
+_STEP_ID: Schema = {
+    "type": "string",
+    "minLength": 6,
+    "maxLength": 330,
+    "description": "A step id as results show it: <sessionId>/<NNNN>-<tool>",
+}
+_DEPTH: Schema = {"type": "integer", "minimum": 0, "maximum": 50, "default": 5}
+
+TIMELINE: Schema = _knowledge(
+    {
+        "anchor": {**_STEP_ID, "description": "The step to centre on (or give query instead)"},
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Words whose best search hit becomes the anchor (instead of anchor)",
+        },
+        "before": {**_DEPTH, "description": "Steps before the anchor (0-50)"},
+        "after": {**_DEPTH, "description": "Steps after the anchor (0-50)"},
+        "scope": {
+            "type": "string",
+            "enum": ["session", "all"],
+            "default": "session",
+            "description": "session: the anchor's own session, by position; all: every "
+            "session, by time",
+        },
+    }
+)
+
+SESSION_CONTEXT: Schema = _knowledge({"stepId": _STEP_ID}, required=["stepId"])
+
+SUPERSEDE: Schema = _knowledge(
+    {
+        "stepId": {**_STEP_ID, "description": "The step that no longer works as recorded"},
+        "supersededBy": {**_STEP_ID, "description": "The newer step that works instead"},
+        "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "Why, when there is no newer step (or in addition to it)",
+        },
+    },
+    required=["stepId"],
 )
 
 _SESSION_ID: Schema = {

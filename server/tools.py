@@ -18,8 +18,12 @@ from engine import (
     Result,
     SearchInput,
     SessionsInput,
+    StepInput,
     SummarizeInput,
+    SupersedeInput,
+    TimelineInput,
     now_iso,
+    supersede_step,
     validate,
 )
 from server import schemas
@@ -66,6 +70,21 @@ async def summarize(state: ServerState, args: dict[str, Any]) -> Result:
 async def sessions(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(SessionsInput, args)
     return await state.query(partial(state.engine.sessions, request))
+
+
+async def timeline(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(TimelineInput, args)
+    return await state.query(partial(state.engine.timeline, request))
+
+
+async def session_context(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(StepInput, args)
+    return await state.query(partial(state.engine.step_context, request))
+
+
+async def supersede(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(SupersedeInput, args)
+    return await state.write(partial(supersede_step, state.store, request))
 
 
 async def start_session(state: ServerState, args: dict[str, Any]) -> Result:
@@ -164,6 +183,38 @@ TOOLS: tuple[ToolSpec, ...] = (
         'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "send"}}.',
         schemas.SESSIONS,
         sessions,
+    ),
+    ToolSpec(
+        "knowledge_timeline",
+        "Steps around a step",
+        "What happened before and after a step: its session's neighbouring steps in order "
+        "(scope session) or every session's by time (scope all), with each session's goal, "
+        "flowTags and length. Use it on a step id from a search result, for example "
+        '{"anchor": "mm-…/0007-mm_click", "before": 3, "after": 3}, or on the best hit of a '
+        'query: {"query": "confirm send"}.',
+        schemas.TIMELINE,
+        timeline,
+    ),
+    ToolSpec(
+        "knowledge_session_context",
+        "Where a step came from",
+        "The session a step was recorded in (goal, flowTags, createdAt, stepCount) and how it "
+        "was used since: created, or recalled by later sessions that followed it and "
+        'succeeded. Use it to judge a search result, for example {"stepId": "mm-…/0007-mm_click"}.',
+        schemas.SESSION_CONTEXT,
+        session_context,
+    ),
+    ToolSpec(
+        "knowledge_supersede",
+        "Mark a step superseded",
+        "Mark a step that no longer works as recorded (the UI changed) so that search, last and "
+        "priorKnowledge stop offering it: by the newer step that works instead, or with a "
+        'reason. Use it when a remembered target is gone, for example {"stepId": '
+        '"mm-old/0004-mm_click", "supersededBy": "mm-new/0006-mm_click"}. The decision is '
+        "stored as a file, the session's superseded.json.",
+        schemas.SUPERSEDE,
+        supersede,
+        read_only=False,
     ),
     ToolSpec(
         "knowledge_start_session",

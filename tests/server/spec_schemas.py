@@ -106,6 +106,12 @@ ADDITIVE_PROPERTIES = {
     "mm_knowledge_last": {"includeSuperseded"},
 }
 RECORDING_TOOLS = {"mm_knowledge_start_session", "mm_knowledge_record_step", "mm_knowledge_status"}
+LIFECYCLE_TOOLS = {
+    "mm_knowledge_timeline",
+    "mm_knowledge_session_context",
+    "mm_knowledge_supersede",
+}
+"""Spec 002's tools (not in §5): self-contained schemas of our own."""
 BROWSER_TOOLS = {
     "mm_" + name
     for name in (

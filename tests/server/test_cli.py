@@ -257,3 +257,34 @@ def test_a_step_name_that_is_not_utf8_is_skipped_and_reported(cli):
     assert generations[-1] == IndexLayout(cli.kb.index_dir).current().name == "gen-0002"
     assert cli.kb.search("swap").total == 1
     assert cli.kb.search("coin overview send").total >= 1
+
+
+def test_timeline_json_around_a_step_and_across_sessions(cli):
+    cli("index")
+    anchor = f"{SEND}/0002-mm_click"
+    line = ok_result(cli("timeline", anchor, "--before", "1", "--after", "1", "--json"))
+    assert line["anchor"]["stepId"] == anchor
+    assert [s["stepId"] for s in line["before"]] == [f"{SEND}/0001-mm_describe_screen"]
+    assert [s["stepId"] for s in line["after"]] == [f"{SEND}/0003-mm_click"]
+    assert line["sessions"][SEND]["goal"] == "Send 0.1 ETH"
+    across = ok_result(cli("timeline", "--query", "swap button", "--scope", "all", "--json"))
+    assert across["anchor"]["stepId"] == f"{SWAP}/0001-mm_click"
+    assert [s["stepId"] for s in across["after"]][:1] == [f"{SEND}/0001-mm_describe_screen"]
+    assert error_of(cli("timeline", anchor, "--before", "51", "--json"))["message"].startswith(
+        "before"
+    )
+    human = cli("timeline", anchor)
+    assert human.exit_code == 0 and anchor in human.stdout and "Send 0.1 ETH" in human.stdout
+
+
+def test_supersede_writes_the_decision_and_the_next_index_hides_the_step(cli):
+    cli("index")
+    old, new = f"{SWAP}/0001-mm_click", f"{SEND}/0002-mm_click"
+    done = ok_result(cli("supersede", old, "--by", new, "--json"))
+    assert done["supersededBy"]["stepId"] == new
+    assert (cli.kb.root / SWAP / "superseded.json").is_file()
+    cli("index")
+    found = ok_result(cli("search", "swap button", "--json"))["results"]
+    assert found and old not in {r["stepId"] for r in found}
+    cycle = error_of(cli("supersede", new, "--by", old, "--json"))
+    assert cycle["code"] == "MM_INVALID_INPUT" and cycle["message"].startswith("supersededBy")

@@ -170,6 +170,25 @@ def test_knowledge_tools_take_filters_and_both_kinds_of_scope(
     assert [s["sessionId"] for s in listed["sessions"]] == [SESSION]
 
 
+def test_lifecycle_tools_take_step_ids_depths_and_enums(
+    inspector: Inspector, recorded: dict[str, Any]
+) -> None:
+    """Runs after the search test: superseding the step hides it from default searches."""
+    wait_for(lambda: inspector.ok("mm_knowledge_search", query="send")["total"] == 1)
+    line = inspector.ok("mm_knowledge_timeline", anchor=STEP_ID, before=2, after=0, scope="all")
+    assert line["anchor"]["stepId"] == STEP_ID and line["before"] == [] == line["after"]
+    assert line["sessions"][SESSION]["goal"] == "Send ETH"
+    by_query = inspector.ok("mm_knowledge_timeline", query="coin overview send", scope="session")
+    assert by_query["anchor"]["stepId"] == STEP_ID
+    context = inspector.ok("mm_knowledge_session_context", stepId=STEP_ID)
+    assert context["usageType"] == "created" and context["stepCount"] == 1
+    refused = inspector.call("mm_knowledge_supersede", stepId=STEP_ID, supersededBy=STEP_ID)
+    assert refused["error"]["code"] == "MM_INVALID_INPUT"
+    done = inspector.ok("mm_knowledge_supersede", stepId=STEP_ID, reason="the button moved")
+    assert done["isSuperseded"] is True and done["reason"] == "the button moved"
+    wait_for(lambda: inspector.ok("mm_knowledge_search", query="send")["total"] == 0)
+
+
 BROWSER_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("mm_navigate", {"url": "#/send", "timeoutMs": 1000}),
     ("mm_click", {"a11yHint": {"role": "button", "name": "Send"}, "timeoutMs": 1000}),
@@ -190,6 +209,9 @@ KNOWLEDGE_TOOLS = {
     "mm_knowledge_last",
     "mm_knowledge_summarize",
     "mm_knowledge_sessions",
+    "mm_knowledge_timeline",
+    "mm_knowledge_session_context",
+    "mm_knowledge_supersede",
 }
 
 

@@ -13,7 +13,16 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from engine.errors import InvalidInput
-from engine.inputs import LastInput, SearchInput, SessionsInput, SummarizeInput, validate
+from engine.inputs import (
+    LastInput,
+    SearchInput,
+    SessionsInput,
+    StepInput,
+    SummarizeInput,
+    SupersedeInput,
+    TimelineInput,
+    validate,
+)
 from server.app import create_server
 from server.inputs import RecordStepInput, StartSessionInput
 from server.schemas import ENVELOPE
@@ -21,12 +30,15 @@ from server.settings import ServerSettings
 from server.tools import TOOLS
 from tests.server.spec_schemas import (
     BROWSER_TOOLS,
+    LIFECYCLE_TOOLS,
     RECORDING_TOOLS,
     SPEC_TOOLS,
     check_knowledge_schema,
 )
 
-READ_ONLY = {*SPEC_TOOLS, "mm_knowledge_status"}
+READ_ONLY = {*SPEC_TOOLS, "mm_knowledge_status", "mm_knowledge_timeline"}
+READ_ONLY |= {"mm_knowledge_session_context"}
+SERVED = set(SPEC_TOOLS) | RECORDING_TOOLS | LIFECYCLE_TOOLS | BROWSER_TOOLS
 
 
 def settings(root: Path, index: Path, **extra: Any) -> ServerSettings:
@@ -37,7 +49,7 @@ def settings(root: Path, index: Path, **extra: Any) -> ServerSettings:
 async def test_tools_list_matches_the_spec(root: Path, index: Path) -> None:
     async with Client(create_server(settings(root, index))) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == set(SPEC_TOOLS) | RECORDING_TOOLS | BROWSER_TOOLS
+    assert set(tools) == SERVED
     for name in SPEC_TOOLS:
         check_knowledge_schema(name, tools[name].input_schema)
     for name, tool in tools.items():
@@ -54,9 +66,7 @@ async def test_tools_list_matches_the_spec(root: Path, index: Path) -> None:
 async def test_tool_prefix_is_configurable(root: Path, index: Path) -> None:
     async with Client(create_server(settings(root, index, tool_prefix="kh_"))) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {
-            n.replace("mm_", "kh_", 1) for n in set(SPEC_TOOLS) | RECORDING_TOOLS | BROWSER_TOOLS
-        }
+        assert names == {n.replace("mm_", "kh_", 1) for n in SERVED}
         with pytest.raises(MCPError, match="unknown tool"):
             await client.call_tool("mm_knowledge_search", {"query": "send"})
 
@@ -150,6 +160,29 @@ RECORD_CASES: list[dict[str, Any]] = [
     {"tool": {"name": "mm_click"}, "outcome": {"ok": True}, "schemaVersion": 2},
 ]
 
+STEP = "mm-abcd/0001-mm_click"
+TIMELINE_CASES: list[dict[str, Any]] = [
+    {"anchor": STEP},
+    {"query": "send", "before": 0, "after": 50, "scope": "all"},
+    {"anchor": STEP, "before": 51},
+    {"anchor": STEP, "after": -1},
+    {"anchor": STEP, "before": "3"},
+    {"anchor": STEP, "scope": "current"},
+    {"anchor": "short"},
+    {"query": ""},
+    {"anchor": STEP, "unknown": 1},
+]
+CONTEXT_CASES: list[dict[str, Any]] = [{"stepId": STEP}, {}, {"stepId": 5}, {"stepId": "x"}]
+SUPERSEDE_CASES: list[dict[str, Any]] = [
+    {"stepId": STEP, "supersededBy": "mm-efgh/0002-mm_click"},
+    {"stepId": STEP, "reason": "the button moved"},
+    {"stepId": STEP, "reason": ""},
+    {"stepId": STEP, "reason": "x" * 501},
+    {"supersededBy": STEP},
+    {"stepId": STEP, "supersededBy": "x"},
+    {"stepId": STEP, "reason": "x", "unknown": 1},
+]
+
 
 def _accepts(model: Any, args: dict[str, Any]) -> bool:
     try:
@@ -168,6 +201,9 @@ def _accepts(model: Any, args: dict[str, Any]) -> bool:
         ("mm_knowledge_sessions", SessionsInput, SESSIONS_CASES),
         ("mm_knowledge_start_session", StartSessionInput, START_CASES),
         ("mm_knowledge_record_step", RecordStepInput, RECORD_CASES),
+        ("mm_knowledge_timeline", TimelineInput, TIMELINE_CASES),
+        ("mm_knowledge_session_context", StepInput, CONTEXT_CASES),
+        ("mm_knowledge_supersede", SupersedeInput, SUPERSEDE_CASES),
     ],
 )
 def test_schema_and_model_agree(tool: str, model: Any, cases: list[dict[str, Any]]) -> None:
@@ -188,3 +224,20 @@ def test_schema_and_model_agree(tool: str, model: Any, cases: list[dict[str, Any
 def test_model_is_stricter_than_schema_on_session_ids(args: dict[str, Any]) -> None:
     """§5 only asks minLength 4; ids that could leave the knowledge root are refused too."""
     assert not _accepts(SearchInput, args)
+
+
+@pytest.mark.parametrize(
+    ("model", "args"),
+    [
+        (TimelineInput, {}),  # neither anchor nor query
+        (TimelineInput, {"anchor": STEP, "query": "send"}),  # both
+        (SupersedeInput, {"stepId": STEP}),  # neither supersededBy nor reason
+        (StepInput, {"stepId": "../../etc/passwd"}),
+    ],
+)
+def test_model_is_stricter_than_schema_on_lifecycle_inputs(
+    model: Any, args: dict[str, Any]
+) -> None:
+    """One-of rules stay out of the schema (a top-level oneOf is refused by some clients);
+    the model enforces them, naming the field."""
+    assert not _accepts(model, args)
