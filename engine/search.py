@@ -24,6 +24,7 @@ from engine.payload import read_payload
 from engine.query import PlannedQuery, plan_query, scored_query
 from engine.results import SearchPage
 from engine.rows import step_row
+from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
 RERANK_WINDOW = 100
@@ -62,12 +63,22 @@ def search(
     for score, address in found.hits[len(ranked) : end]:
         doc = searcher.doc(address)
         ranked.append((score, int(doc["created"][0]), str(doc["step_id"][0]), doc))
+    page = ranked[request.offset : end]
+    sessions = source_sessions(searcher, schema, {str(doc["session_id"][0]) for *_, doc in page})
     results = []
-    for final, _, step_id, doc in ranked[request.offset : end]:
+    for final, _, step_id, doc in page:
         payload = read_payload(doc)
         fields = match_evidence(payload, plan.tokens)
+        session_id = str(doc["session_id"][0])
         results.append(
-            step_row(step_id, doc["session_id"][0], payload, score=final, matched_fields=fields)
+            step_row(
+                step_id,
+                session_id,
+                payload,
+                score=final,
+                matched_fields=fields,
+                session=sessions[session_id],
+            )
         )
     total = hit_count(found)
     return SearchPage(

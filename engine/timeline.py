@@ -7,15 +7,15 @@ session (`seq`) or, across sessions, by time (`ts`). Timelines show history as i
 superseded steps appear in them, flagged.
 """
 
-import orjson
 import tantivy
 
-from engine.clauses import all_of, count, int_range, term
+from engine.clauses import all_of, int_range, term
 from engine.errors import NotFound
 from engine.payload import read_payload
 from engine.results import Result, SourceSession, StepSummary
 from engine.rows import step_row
-from engine.schema import DOC_SESSION, DOC_STEP
+from engine.schema import DOC_STEP
+from engine.sources import source_sessions
 
 RECALLED_FIELD = "recalled"
 """Raw index field of an acting step: the step ids of the memories it followed (its record's
@@ -52,31 +52,6 @@ def find_step(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str, 
             f"{field}: no step {step_id!r} in the index; find step ids with mm_knowledge_search"
         )
     return Hit(searcher.doc(found.hits[0][1]))
-
-
-def source_sessions(
-    searcher: tantivy.Searcher, schema: tantivy.Schema, session_ids: set[str]
-) -> dict[str, SourceSession]:
-    """`sourceSession` of each session: metadata from its session document, length counted."""
-    sessions = {}
-    for session_id in sorted(session_ids):
-        query = all_of(
-            term(schema, "doc_type", DOC_SESSION), term(schema, "session_id", session_id)
-        )
-        found = searcher.search(query, limit=1)
-        meta = orjson.loads(searcher.doc(found.hits[0][1])["payload"][0]) if found.hits else {}
-        steps = count(
-            searcher,
-            all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id)),
-        )
-        sessions[session_id] = SourceSession(
-            id=session_id,
-            createdAt=meta.get("createdAt", ""),
-            goal=meta.get("goal"),
-            flowTags=meta.get("flowTags", []),
-            stepCount=steps,
-        )
-    return sessions
 
 
 class TimelineResult(Result):

@@ -7,6 +7,7 @@ import pytest
 
 from engine import KnowledgeEngine
 from engine.errors import NotFound
+from engine.inputs import SearchInput, validate
 from engine.results import StepSummary
 from engine.timeline import TimelineResult, step_context, timeline
 from tests.conftest import FIXED_NOW, Knowledge
@@ -106,3 +107,17 @@ def test_step_context_lists_the_sessions_that_recalled_it(kb: Knowledge) -> None
     context = step_context(engine.reader.searcher(), engine.reader.schema, memory)
     assert context.usageType == "recalled"
     assert [(r.sessionId, r.stepId) for r in context.recalledBy] == [("mm-b-session", follower)]
+
+
+def test_every_search_result_carries_its_source_session(
+    two_sessions: tuple[KnowledgeEngine, list[str], list[str]],
+) -> None:
+    engine, a, b = two_sessions
+    page = engine.search(validate(SearchInput, {"query": "click", "limit": 20}))
+    assert {r.stepId for r in page.results} == set(a + b)
+    for result in page.results:
+        source = result.sourceSession
+        assert source is not None and source.id == result.sessionId
+        assert source.stepCount == (6 if source.id == "mm-a-session" else 4)
+        assert source.goal == ("Send ETH" if source.id == "mm-a-session" else "Swap")
+        assert source.createdAt and source.flowTags in (["send"], ["swap"])
