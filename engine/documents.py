@@ -6,6 +6,7 @@ a11y ref (`{"a11yRef": "e7"}`) is resolved to the role and name the ref had in t
 latest snapshot before it, so "click confirm button" finds it although no testId was used.
 """
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -16,6 +17,7 @@ import orjson
 
 from analyzers import analyze
 from engine.labels import record_labels, tool_action
+from engine.limits import FIELD_TOKENS
 from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.payload import PayloadTarget, StepPayload, SupersededBy
 from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
@@ -38,12 +40,15 @@ def value_tokens(value: str) -> tuple[str, ...]:
 
 
 def field_text(values: Iterable[str | None]) -> str:
-    """Distinct tokens of several values, space-joined for a `whitespace` field."""
+    """Distinct tokens of several values, space-joined for a `whitespace` field; at most
+    `FIELD_TOKENS` of them, so one record cannot flood the index's (and typo) vocabulary."""
     seen: dict[str, None] = {}
     for value in values:
         if value:
             for token in value_tokens(value):
                 seen.setdefault(token, None)
+            if len(seen) >= FIELD_TOKENS:
+                return " ".join(itertools.islice(seen, FIELD_TOKENS))
     return " ".join(seen)
 
 

@@ -1,86 +1,32 @@
 """What `mm_knowledge_status` reports: documents, sessions, files skipped and why, index lag.
 
-Skipped files are kept in `skipped.json` beside the index by the writer, so every process
-(reader or writer) can report them.
+Skipped files are kept in `skipped.json` beside the index by whoever indexes (`engine.skips`),
+so every process (reader or writer) can report them.
 """
 
 import contextlib
 import os
 import time
-from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from engine.clauses import count, term
-from engine.files import atomic_write
 from engine.index import MANIFEST_FILE, IndexReader
-from engine.indexer import SyncReport
 from engine.results import Result
 from engine.schema import DOC_SESSION, DOC_STEP
 from engine.session_sync import read_manifest
+from engine.skips import SkipLedger as SkipLedger
+from engine.skips import read_skips as read_skips
 from engine.store import (
     SESSION_FILE,
     STEPS_DIR,
     KnowledgeStore,
-    Skip,
     list_session,
 )
 
-SKIPS_FILE = "skipped.json"
 MTIME_SLACK_SECONDS = 2.0
 """File timestamps are coarse and writers' clocks differ a little: look a bit further back."""
 MAX_LISTED = 50
-
-
-# -- skipped files -------------------------------------------------------------------------
-class SkipLedger:
-    """Files the index could not read, by session, kept beside the generation so that every
-    process (and the next writer) can report them, not only the one that met them."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.by_session: dict[str, list[dict[str, str]]] = {}
-
-    def load(self, generation: Path) -> None:
-        self.by_session = read_skips(generation)
-
-    def update(self, session_ids: Iterable[str], report: SyncReport) -> bool:
-        """Replace the entries of re-indexed sessions; True when anything changed."""
-        grouped: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for skip in report.skipped:
-            session, entry = self._entry(skip)
-            if session:
-                grouped[session].append(entry)
-        before = dict(self.by_session)
-        for session_id in session_ids:
-            if grouped.get(session_id):
-                self.by_session[session_id] = grouped[session_id]
-            else:
-                self.by_session.pop(session_id, None)
-        return before != self.by_session
-
-    def save(self, generation: Path) -> None:
-        atomic_write(generation / SKIPS_FILE, orjson.dumps(self.by_session))
-
-    def _entry(self, skip: Skip) -> tuple[str | None, dict[str, str]]:
-        try:
-            relative = Path(skip.path).relative_to(self.root)
-        except ValueError:
-            return None, {}
-        return relative.parts[0], {"path": relative.as_posix(), "reason": skip.reason}
-
-
-def read_skips(generation: Path | None) -> dict[str, list[dict[str, str]]]:
-    if generation is None:
-        return {}
-    try:
-        data = orjson.loads((generation / SKIPS_FILE).read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 # -- status --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from engine.decisions import FactsLedger, write_detected
 from engine.documents import SessionContext, session_documents, step_documents
 from engine.errors import StaleIndex
 from engine.index import IndexLayout, IndexWriter, create_generation
+from engine.skips import record_skips
 from engine.store import KnowledgeStore, Skip, list_session
 from engine.supersede import SessionFacts
 
@@ -160,10 +161,12 @@ def sync(
             pending_docs = 0
         if progress:
             progress(report.sessions_unchanged + done, len(on_disk))
-    for session_id in set(known) - set(on_disk):
+    deleted = set(known) - set(on_disk)
+    for session_id in deleted:
         writer.delete_session(session_id)
         report.sessions_deleted += 1
     writer.commit()
+    record_skips(store.root, writer.path, [*(s for s, _ in changed), *deleted], report)
     if changed or report.sessions_deleted:
         settle_supersessions(store, writer, report)
     report.seconds = time.perf_counter() - started

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from engine.errors import InvalidInput
 from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
 from engine.labels import labelled
+from engine.limits import parse_bounded
 from engine.models import (
     SessionMetadata,
     StepRecord,
@@ -182,22 +183,27 @@ class KnowledgeStore:
         return sorted(ids)
 
     def step_files(self, session_id: str) -> list[Path]:
+        """The session's step files (regular `*.json` files, hidden ones left out), by name."""
+        return [path for path, regular in self._step_entries(session_id) if regular]
+
+    def _step_entries(self, session_id: str) -> list[tuple[Path, bool]]:
+        """Every `*.json` entry of the steps folder by name, and whether it is a regular file:
+        a FIFO or device is never opened (reading it would block or never end), but reported."""
         directory = session_dir(self.root, session_id) / STEPS_DIR
         try:
-            names = [
-                e.name
+            entries = [
+                (e.name, e.is_file())
                 for e in os.scandir(directory)
-                if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+                if e.name.endswith(".json") and not e.name.startswith(".")
             ]
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [directory / n for n in sorted(names)]
+        return [(directory / name, regular) for name, regular in sorted(entries)]
 
     def read_metadata(self, session_id: str) -> tuple[SessionMetadata | None, Skip | None]:
         path = session_dir(self.root, session_id) / SESSION_FILE
         try:
-            data = orjson.loads(path.read_bytes())
-            meta = SessionMetadata.model_validate(data)
+            meta = parse_bounded(SessionMetadata, path.read_bytes())
         except FileNotFoundError:
             return None, None
         except (OSError, ValueError, ValidationError) as exc:
@@ -235,8 +241,9 @@ class KnowledgeStore:
         return (directory / STEPS_DIR / f"{stem}.json").is_file()
 
     def read_step(self, path: Path) -> StepRecord:
-        """One step file; raises OSError, ValueError or ValidationError when unreadable."""
-        return StepRecord.model_validate_json(path.read_bytes())
+        """One step file (a big one cut to `engine.limits`' read limits); raises OSError,
+        ValueError or ValidationError when unreadable."""
+        return parse_bounded(StepRecord, path.read_bytes())
 
     def load_session(self, session_id: str) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised."""
@@ -261,10 +268,14 @@ class KnowledgeStore:
         loaded.decisions, decisions_skip = self.read_decisions(session_id)
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
-        for path in self.step_files(session_id):
+        for path, regular in self._step_entries(session_id):
             if not is_readable_name(path.name):
                 reason = "file name is not valid UTF-8"
                 loaded.skipped.append(Skip(printable_path(path), reason))
+                continue
+            if not regular:
+                reason = "not a regular file (a folder, FIFO, device or broken link)"
+                loaded.skipped.append(Skip(str(path), reason))
                 continue
             try:
                 sig = _sig(path)

@@ -2,19 +2,26 @@
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.documents import field_text
 from engine.errors import InvalidInput
+from engine.inputs import SummarizeInput
 from engine.limits import (
+    FIELD_TOKENS,
     MAX_INT,
     MAX_TEXT_CHARS,
     MIN_INT,
-    bounded_items,
+    READ_LIST_ITEMS,
+    READ_TEXT_CHARS,
+    SMALL_FILE_BYTES,
     bounded_text,
     check_record,
 )
+from tests.conftest import Knowledge
 
 SMALL_JSON = st.recursive(
     st.none()
@@ -59,7 +66,48 @@ def test_the_field_over_a_limit_is_named(record: dict[str, Any], field: str) -> 
     assert caught.value.field == field
 
 
-def test_bounded_values_keep_short_ones_and_cut_long_ones() -> None:
+def test_bounded_text_keeps_short_values_and_cuts_long_ones() -> None:
     assert bounded_text("short", 10) == "short"
     assert bounded_text("x" * 11, 10) == "x" * 9 + "…"
-    assert bounded_items(range(10), 3) == [0, 1, 2]
+
+
+# -- files written by other programs: cut when read -----------------------------------------
+def big_failure(kb: Knowledge, message: str, nodes: int = 0) -> str:
+    """A step file whose error message (and accessibility snapshot) another program made big."""
+    kb.session("mm-big-one", goal="swap")
+    a11y = [(f"e{i}", "button", f"Node {i}") for i in range(nodes)]
+    return kb.step("mm-big-one", ok=False, error=("SWAP_FAILED", message), a11y=a11y)
+
+
+def test_a_small_file_is_read_as_it_is(kb: Knowledge) -> None:
+    message = "quote expired " * 300  # 4,200 characters in a file under SMALL_FILE_BYTES
+    step_id = big_failure(kb, message)
+    path = kb.root / "mm-big-one" / "steps" / f"{step_id.split('/')[1]}.json"
+    assert path.stat().st_size <= SMALL_FILE_BYTES
+    error = kb.store.read_step(path).outcome.error
+    assert error is not None and error.message == message
+
+
+def test_a_big_file_is_cut_before_it_is_indexed_or_shown(kb: Knowledge) -> None:
+    head = "quokka marmot slippage "
+    message = head + "filler " * 50_000 + "wombat"  # 350 KB; its last word past the cut
+    big_failure(kb, message, nodes=READ_LIST_ITEMS + 100)
+    loaded = kb.store.load_session("mm-big-one")
+    record = loaded.steps[0].record
+    assert record.outcome.error is not None
+    assert record.outcome.error.message == bounded_text(message)
+    assert len(record.observation.a11y.nodes) == READ_LIST_ITEMS
+
+    page = kb.search("quokka marmot")
+    assert [r.sessionId for r in page.results] == ["mm-big-one"]
+    assert page.results[0].matchedFields == ["error:SWAP_FAILED"]
+    assert kb.search("wombat").total == 0  # words past the cut are not indexed
+
+    recipe = kb.engine().summarize(SummarizeInput(scope={"sessionId": "mm-big-one"}))
+    assert len(recipe.failures[0].errorMessage or "") == READ_TEXT_CHARS
+    assert len(orjson.dumps(recipe.to_json_dict())) < 10 * READ_TEXT_CHARS
+
+
+def test_one_field_of_one_step_indexes_a_bounded_vocabulary() -> None:
+    words = " ".join(f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i}" for i in range(5000))
+    assert len(field_text([words]).split()) == FIELD_TOKENS

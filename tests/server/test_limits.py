@@ -8,15 +8,18 @@ a read-only folder does not stop root, which CI runs as.
 """
 
 import errno
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
+from typer.testing import CliRunner
 
 from engine.limits import MAX_DEPTH, MAX_LIST_ITEMS, MAX_RECORD_BYTES, MAX_TEXT_CHARS
 from server.app import create_server
+from server.cli import app
 from server.settings import ServerSettings
 from tests.server.mcp_helpers import call, disk_snapshot, ok, stdio_agent
 
@@ -129,3 +132,24 @@ async def test_a_refused_write_in_a_real_server_is_an_envelope(
         assert envelope["error"]["message"].startswith("build.n:")
         assert sorted(root.iterdir()) == folders
         assert (await ok(client, "mm_knowledge_status", {}))["schemaVersion"]  # still serving
+
+
+@pytest.mark.parametrize("command", ["index", "reindex"])
+async def test_files_skipped_by_the_cli_reach_status(root: Path, index: Path, command: str) -> None:
+    """Attack (issue 11 item 8): a CLI-built index recorded no skipped files, and a FIFO step
+    was skipped without a word. Both now reach `mm_knowledge_status` of a later server."""
+    async with Client(create_server(ServerSettings(root=root, index=index))) as client:
+        started = await ok(client, "mm_knowledge_start_session", {})
+        await ok(client, "mm_knowledge_record_step", STEP)
+    steps = root / started["sessionId"] / "steps"
+    (steps / "0002-mm_click.json").write_text("{")
+    os.mkfifo(steps / "0003-mm_click.json")
+    cli = [command, "--json", "--root", str(root), "--index", str(index)]
+    result = CliRunner().invoke(app, cli)
+    assert result.exit_code == 0, result.output
+    async with Client(create_server(ServerSettings(root=root, index=index))) as client:
+        status = await ok(client, "mm_knowledge_status", {})
+    reasons = {Path(s["path"]).name: s["reason"] for s in status["skipped"]}
+    assert status["skippedCount"] == 2, status
+    assert reasons["0002-mm_click.json"].startswith("invalid JSON")
+    assert reasons["0003-mm_click.json"].startswith("not a regular file")
