@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed test-dapp clean
+.PHONY: install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp clean
 
 install: $(STAMP)
 
@@ -55,14 +55,26 @@ unit-fast: install
 
 test: lint typecheck unit
 
-## bench: quality (nDCG vs baselines) and speed (10k/100k/1M) benchmarks -> docs/BENCHMARKS.md
-bench: bench-quality bench-speed
+## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/BENCHMARKS.md
+bench: bench-quality bench-speed bench-reuse
 
 bench-quality: install
 	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl
 
 bench-speed: install
 	$(BIN)/python scripts/bench_speed.py
+
+## bench-reuse: the explorer agent as A (no knowledge), B (A's knowledge) and C (renamed app)
+## on the test dapp and the demo wallet: completion, calls saved, suggestion precision
+REUSE := bench-data/reuse
+bench-reuse: install test-dapp
+	rm -rf $(REUSE)
+	$(BIN)/python scripts/bench_reuse.py --serve test-dapp --write \
+		--root $(REUSE)/test-dapp/root --index $(REUSE)/test-dapp/index
+	$(BIN)/python scripts/bench_reuse.py --serve demo-wallet --write \
+		--root $(REUSE)/demo-wallet/root --index $(REUSE)/demo-wallet/index
+	$(BIN)/python scripts/bench_reuse.py --write --overall \
+		$(REUSE)/test-dapp/reuse-test-dapp.json $(REUSE)/demo-wallet/reuse-demo-wallet.json
 
 clean:
 	rm -rf $(VENV) tests/server/inspector/node_modules index-data/gen-* index-data/CURRENT

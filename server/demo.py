@@ -28,6 +28,11 @@ TEST_DAPP_DIST = (
 )
 PROVIDER_SCRIPT = Path(__file__).parent / "test_dapp" / "provider.js"
 PROVIDER_PATH = "/knowhow-test-provider.js"
+TEST_DAPP_CSP = "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:"
+"""Sent with every test-dapp response: the page may load and call only its own origin. On load
+the dapp reaches for WalletConnect, MetaMask's SDK API, Google Fonts and a CDN; refused at once
+by the browser, runs are fast and repeatable offline or not, and nothing is added to the page.
+(Inline and eval stay allowed: the dapp's bundle needs them.)"""
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -36,7 +41,12 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 class _TestDappHandler(_QuietHandler):
-    """Serves the test dapp's dist/, with the test provider as the first script of index.html."""
+    """Serves the test dapp's dist/, with the test provider as the first script of index.html
+    and a same-origin-only Content-Security-Policy."""
+
+    def end_headers(self) -> None:
+        self.send_header("Content-Security-Policy", TEST_DAPP_CSP)
+        super().end_headers()
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].split("#", 1)[0]

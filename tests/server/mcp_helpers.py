@@ -4,7 +4,6 @@ import hashlib
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -14,20 +13,13 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from server.explorer import knowhow_command, knowhow_stdio
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 20.0
 T = TypeVar("T")
-
-
-def knowhow_command() -> list[str]:
-    """The installed `knowhow` console script of this interpreter's environment."""
-    script = Path(sys.executable).with_name("knowhow")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from server.cli import app; app()"]
 
 
 def serve_args(root: Path, index: Path, *extra: str) -> list[str]:
@@ -37,13 +29,8 @@ def serve_args(root: Path, index: Path, *extra: str) -> list[str]:
 @asynccontextmanager
 async def stdio_agent(root: Path, index: Path, log: Path, *extra: str) -> AsyncIterator[Client]:
     """A `knowhow serve` subprocess over stdio and a connected SDK client."""
-    command, *args = knowhow_command()
-    params = StdioServerParameters(
-        command=command, args=[*args, *serve_args(root, index, *extra)], cwd=str(REPO)
-    )
-    with log.open("a") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
-            yield client
+    async with knowhow_stdio(root, index, log, *extra, cwd=REPO) as client:
+        yield client
 
 
 def free_port() -> int:
