@@ -54,6 +54,7 @@ from engine.models import (
     parse_time,
 )
 from engine.prior import PriorKnowledge, ScreenContext
+from engine.recall import Offers, result_offers, suggestion_offers, with_recalls
 from engine.redaction import is_secret, redact_step
 from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList
 from engine.screens import ScreenRules, default_rules
@@ -76,6 +77,7 @@ __all__ = [
     "LiveIndex",
     "NoActiveSession",
     "Observation",
+    "Offers",
     "Outcome",
     "PriorKnowledge",
     "Record",
@@ -114,7 +116,10 @@ __all__ = [
     "parse_time",
     "rebuild",
     "redact_step",
+    "result_offers",
     "session_dir",
+    "suggestion_offers",
     "supersede_step",
     "validate",
+    "with_recalls",
 ]

@@ -68,6 +68,8 @@ class SearchInput(Strict):
     scope: Scope = "all"
     filters: KnowledgeFilters | None = None
     includeSuperseded: bool = False
+    minSalience: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.0
+    """Only steps at least this salient (recalled by later sessions; see engine.salience)."""
 
 
 class LastInput(Strict):

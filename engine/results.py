@@ -49,6 +49,10 @@ class StepSummary(Result):
     supersededAt: str | None = None
     supersededReason: str | None = None
     sourceSession: SourceSession | None = None
+    recallCount: int | None = None
+    """Search results: how many later sessions followed this step and it worked."""
+    salience: float | None = None
+    """Search results: 0..1 from those recalls, fading with their age (engine.salience)."""
 
 
 class SearchPage(Result):

@@ -4,6 +4,7 @@ from engine.evidence import snippet
 from engine.lifecycle import is_superseded, superseded_fields
 from engine.payload import StepPayload
 from engine.results import SourceSession, StepSummary
+from engine.salience import Recalls
 
 
 def step_row(
@@ -15,8 +16,9 @@ def step_row(
     matched_fields: list[str] | None = None,
     session: SourceSession | None = None,
     always_flag: bool = False,
+    recalls: Recalls | None = None,
 ) -> StepSummary:
-    """The row of one step, with its source session when given.
+    """The row of one step, with its source session and recalls when given.
 
     Lifecycle fields appear on superseded steps (shown on request); with `always_flag` every
     row says `isSuperseded`, as timelines do, since they show history as it was.
@@ -35,5 +37,7 @@ def step_row(
         sessionGoal=payload.get("goal"),
         score=round(score, 4) if score is not None else None,
         sourceSession=session,
+        recallCount=recalls.count if recalls else None,
+        salience=recalls.salience if recalls else None,
         **(superseded_fields(payload) if always_flag or is_superseded(payload) else {}),
     )

@@ -24,6 +24,7 @@ from engine.payload import read_payload
 from engine.query import PlannedQuery, plan_query, scored_query
 from engine.results import SearchPage
 from engine.rows import step_row
+from engine.salience import NO_RECALLS, lifted, recalls
 from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
@@ -39,6 +40,9 @@ def search(
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
     must = step_clauses(view, request)
+    now_ms = epoch_ms_of(view.now)
+    if request.minSalience > 0:
+        must.append(_salient_steps(view, request.minSalience, now_ms))
     query = tantivy.Query.boolean_query(
         [(tantivy.Occur.Must, unscored(q)) for q in must]
         + [(tantivy.Occur.Must, scored_query(schema, plan.clauses))]
@@ -50,13 +54,21 @@ def search(
     scores = {doc_key(address): score for score, address in head}
     if len(plan.clauses) < len(plan.all_clauses):
         scores = _rescore(view, docs, plan)
-    now_ms = epoch_ms_of(view.now)
-    ranked = []
+    reranked, exact = [], []
     for key, doc in docs.items():
         created = int(doc["created"][0])
         ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
-        factor = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
-        ranked.append((scores[key] * factor, created, str(doc["step_id"][0]), doc))
+        factor, covers_all = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
+        reranked.append(scores[key] * factor)
+        exact.append(covers_all)
+    ids = [str(doc["step_id"][0]) for doc in docs.values()]
+    window_recalls = recalls(searcher, schema, ids, now_ms)
+    saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
+    finals = lifted(reranked, exact, saliences)
+    ranked = [
+        (final, int(doc["created"][0]), step_id, doc)
+        for final, step_id, doc in zip(finals, ids, docs.values(), strict=True)
+    ]
     ranked.sort(key=lambda r: (-round(r[0], 9), -r[1], r[2]))
     # Past the reranked window, hits follow in BM25 order (never above the window: the
     # rerank factor is >= 1), so every page is a slice of one stable ordering.
@@ -65,6 +77,9 @@ def search(
         ranked.append((score, int(doc["created"][0]), str(doc["step_id"][0]), doc))
     page = ranked[request.offset : end]
     sessions = source_sessions(searcher, schema, {str(doc["session_id"][0]) for *_, doc in page})
+    in_window = set(ids)
+    beyond = [step_id for _, _, step_id, _ in page if step_id not in in_window]
+    page_recalls = window_recalls | recalls(searcher, schema, beyond, now_ms)
     results = []
     for final, _, step_id, doc in page:
         payload = read_payload(doc)
@@ -78,6 +93,7 @@ def search(
                 score=final,
                 matched_fields=fields,
                 session=sessions[session_id],
+                recalls=page_recalls.get(step_id, NO_RECALLS),
             )
         )
     total = hit_count(found)
@@ -126,10 +142,23 @@ def _empty_hint(searcher: tantivy.Searcher, query: str) -> str:
     )
 
 
+def _salient_steps(view: ReadView, min_salience: float, now_ms: int) -> tantivy.Query:
+    """The steps at least `min_salience` salient now (a filter clause)."""
+    salient = [
+        step_id
+        for step_id, found in recalls(view.searcher, view.schema, None, now_ms).items()
+        if found.salience >= min_salience
+    ]
+    if not salient:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.term_set_query(view.schema, "step_id", salient)
+
+
 def _rerank_factor(
     ok: bool, step_tokens: list[str], error_tokens: list[str], plan: PlannedQuery, age_ms: int
-) -> float:
-    """Multiplier on BM25: query-word coverage, outcome and session recency.
+) -> tuple[float, bool]:
+    """Multiplier on BM25: query-word coverage, outcome and session recency; and whether the
+    step is an exact match (it covers every concept of the query).
 
     A step that worked is preferred ("what worked last time"), unless the query is about this
     very failure: some query word is found in its error and nowhere else in the step.
@@ -143,7 +172,7 @@ def _rerank_factor(
     factor = 1 + COVERAGE_WEIGHT * coverage
     if ok or about_failure:
         factor *= OK_FACTOR
-    return factor * _recency_factor(age_ms)
+    return factor * _recency_factor(age_ms), covered == len(plan.concept_tokens) > 0
 
 
 def _recency_factor(age_ms: int) -> float:

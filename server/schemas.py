@@ -7,9 +7,9 @@ clients fill arguments from a property's own `type` and many (the official MCP I
 them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
 The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
-Additive properties (not in §5): search `offset`; search and last `includeSuperseded`;
-filters `ok`, `tool`, `after`, `before`. Tools not in §5 (spec 002's lifecycle): timeline,
-session context, supersede.
+Additive properties (not in §5): search `offset` and `minSalience`; search and last
+`includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not in §5 (spec 002's
+lifecycle): timeline, session context, supersede.
 """
 
 from typing import Any
@@ -96,6 +96,14 @@ SEARCH: Schema = _knowledge(
             "type": "boolean",
             "default": False,
             "description": "Also return superseded steps, flagged isSuperseded with supersededBy",
+        },
+        "minSalience": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "default": 0,
+            "description": "Only steps later sessions followed successfully, at least this "
+            "salient (0..1, fades with time since the recalls)",
         },
     },
     required=["query"],

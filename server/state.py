@@ -7,7 +7,7 @@ globals, so two servers in one process (tests) never share state. Engine calls a
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -20,6 +20,7 @@ from engine import (
     KnowledgeEngine,
     KnowledgeStore,
     LiveIndex,
+    Offers,
     WriteFailed,
 )
 from server.browser.driver import BrowserDriver, load_screen_rules
@@ -40,6 +41,9 @@ class ServerState:
     current_session: str | None = None
     """The session scope "current" means: the one this server started, else KNOWHOW_SESSION.
     Per conversation, so it lives here and is passed to each engine call, not in the engine."""
+    offers: Offers = field(default_factory=Offers)
+    """Targets that search results and priorKnowledge offered each session (in memory only):
+    a later step that follows one and works records a recall link (engine.recall)."""
 
     async def query(self, action: Callable[[], T]) -> T:
         """Run a read on a worker thread, after reloading so commits of any process are seen."""

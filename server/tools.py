@@ -23,8 +23,10 @@ from engine import (
     SupersedeInput,
     TimelineInput,
     now_iso,
+    result_offers,
     supersede_step,
     validate,
+    with_recalls,
 )
 from server import schemas
 from server.inputs import RecordStepInput, StartSessionInput, StatusInput
@@ -48,9 +50,11 @@ class StepRecorded(Result):
 
 async def search(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(SearchInput, args)
-    return await state.query(
-        partial(state.engine.search, request, current_session=state.current_session)
-    )
+    session = state.current_session
+    page = await state.query(partial(state.engine.search, request, current_session=session))
+    if session is not None:  # remembered in memory only: a search writes nothing
+        state.offers.offer(session, result_offers(page.results))
+    return page
 
 
 async def last(state: ServerState, args: dict[str, Any]) -> Result:
@@ -104,7 +108,7 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
             f"no current session: call {state.settings.tool_prefix}knowledge_start_session "
             "first, or pass sessionId"
         )
-    record = prepare_step(request, session_id, now_iso())
+    record = with_recalls(prepare_step(request, session_id, now_iso()), state.offers)
     step_id = await state.write(partial(state.store.record_step, record))
     return StepRecorded(
         stepId=step_id,

@@ -26,6 +26,7 @@ from engine import (
     ToolCall,
     now_iso,
     redact_step,
+    with_recalls,
 )
 from server.browser.actions import StepDraft
 from server.browser.driver import BrowserSession, first_line
@@ -129,7 +130,7 @@ async def _write(
         timing={"durationMs": duration_ms},
         artifacts=draft.artifacts,
     )
-    record = redact_step(record)
+    record = redact_step(with_recalls(record, state.offers))
     step_id = await state.write(partial(state.store.record_step, record))
     return step_id, record
 

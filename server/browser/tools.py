@@ -20,6 +20,7 @@ from engine import (
     StepTarget,
     TestIdItem,
     session_dir,
+    suggestion_offers,
     validate,
 )
 from server.browser import actions
@@ -162,6 +163,7 @@ async def _describe(
     except IndexUnavailable as exc:  # the screen is still worth describing
         return result.model_copy(update={"priorKnowledgeError": exc.message})
     draft.observation = seen.model_copy(update={"priorKnowledge": prior.to_json_dict()})
+    state.offers.offer(session.session_id, suggestion_offers(prior))
     return result.model_copy(update={"priorKnowledge": prior})
 
 

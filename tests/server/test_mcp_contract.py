@@ -105,6 +105,11 @@ SEARCH_CASES: list[dict[str, Any]] = [
     {"query": "send", "filters": {"tool": ""}},
     {"query": "send", "filters": "send"},
     {"query": "send", "unknown": 1},
+    {"query": "send", "minSalience": 0.5},
+    {"query": "send", "minSalience": 1},
+    {"query": "send", "minSalience": 1.5},
+    {"query": "send", "minSalience": -0.1},
+    {"query": "send", "minSalience": "0.5"},
 ]
 LAST_CASES: list[dict[str, Any]] = [
     {},

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from mcp import Client
 
@@ -116,3 +117,49 @@ async def test_supersede_hides_the_step_and_refuses_cycles(client: Client, root:
 
     reason = await ok(client, "mm_knowledge_supersede", {"stepId": new[2], "reason": "flaky"})
     assert reason["reason"] == "flaky" and "supersededBy" not in reason
+
+
+def click(test_id: str, ok_: bool = True) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"ok": ok_}
+    if not ok_:
+        outcome["error"] = {"code": "MM_TARGET_NOT_FOUND", "message": f"{test_id} not found"}
+    return {"tool": {"name": "mm_click", "target": {"testId": test_id}}, "outcome": outcome}
+
+
+async def recalled_links(client: Client, root: Path, args: dict[str, Any]) -> list[Any]:
+    step_id = (await ok(client, "mm_knowledge_record_step", args))["stepId"]
+    session_id, stem = step_id.split("/")
+    record = orjson.loads((root / session_id / "steps" / f"{stem}.json").read_bytes())
+    return list(record.get("recalled", []))
+
+
+async def test_following_a_search_result_that_works_records_a_recall(
+    client: Client, root: Path
+) -> None:
+    _, memory = await record_flow(client, "Send, first run")
+    later = await ok(client, "mm_knowledge_start_session", {"goal": "Send again"})
+    before = disk_snapshot(root)
+    page = await ok(client, "mm_knowledge_search", {"query": "coin overview send"})
+    await ok(client, "mm_knowledge_search", {"query": "confirm footer button"})
+    assert disk_snapshot(root) == before  # searching writes nothing
+    assert memory[1] in {r["stepId"] for r in page["results"]}
+
+    assert await recalled_links(client, root, click("confirm-footer-button", ok_=False)) == []
+    assert await recalled_links(client, root, click("account-menu-icon")) == []  # not offered
+    followed = await recalled_links(client, root, click("coin-overview-send"))
+    assert followed == [{"stepId": memory[1], "via": "search"}]
+    assert await recalled_links(client, root, click("coin-overview-send")) == []  # once a session
+
+    async def recalled() -> dict[str, Any] | None:
+        context = await ok(client, "mm_knowledge_session_context", {"stepId": memory[1]})
+        return context if context["usageType"] == "recalled" else None
+
+    context = await eventually(recalled)
+    assert [r["sessionId"] for r in context["recalledBy"]] == [later["sessionId"]]
+    again = await ok(client, "mm_knowledge_search", {"query": "coin overview send"})
+    shown = next(r for r in again["results"] if r["stepId"] == memory[1])
+    assert shown["recallCount"] == 1 and 0 < shown["salience"] < 1
+    salient = await ok(
+        client, "mm_knowledge_search", {"query": "coin overview send", "minSalience": 0.01}
+    )
+    assert [r["stepId"] for r in salient["results"]] == [memory[1]]
