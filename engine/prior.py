@@ -16,7 +16,8 @@ renamed is never a preferred target. What the current session already did on thi
 this visit (its steps since it last arrived here) is not suggested again as a next action.
 """
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -58,6 +59,7 @@ class ScreenContext:
     a11y: Sequence[tuple[str, str]] = ()  # (role, name)
     session_id: str | None = None
     flow_tags: Sequence[str] = ()
+    disabled: Sequence[tuple[str, str]] = ()  # (role, name) of the elements shown disabled
 
 
 class PriorTarget(Result):
@@ -354,12 +356,18 @@ def _suggestions(
             kv[0],
         ),
     )
+    built = [
+        (action, members, targets)
+        for (action, _), members in ranked
+        if (targets := preferred_target(members[0].payload.get("target") or {}, context))
+    ]
+    # What can be done now comes first: a target shown disabled, or not shown, is still
+    # suggested (the steps before it may enable it), after those that can be used at once.
+    usable = _usable_now(context)
+    built.sort(key=lambda b: not usable(b[2][0]))
     suggestions: list[SuggestedAction] = []
-    for (action, _), members in ranked:
+    for action, members, targets in built[:MAX_SUGGESTIONS]:
         best = members[0]
-        targets = preferred_target(best.payload.get("target") or {}, context)
-        if not targets:
-            continue
         sessions = len({m.session_id for m in members})
         confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, len(members))))
         suggestions.append(
@@ -376,9 +384,24 @@ def _suggestions(
                 fallbackTargets=targets[1:],
             )
         )
-        if len(suggestions) == MAX_SUGGESTIONS:
-            break
     return suggestions
+
+
+def _usable_now(context: ScreenContext) -> Callable[[PriorTarget], bool]:
+    """Whether a target can be acted on now: a visible testId, or a role and name of which at
+    least one element is shown and not disabled; a selector cannot be told, so it may be."""
+    shown, disabled = Counter(context.a11y), Counter(context.disabled)
+    visible = set(context.test_ids)
+
+    def usable(target: PriorTarget) -> bool:
+        if target.type == "testId":
+            return target.value in visible
+        if target.type == "a11yHint" and isinstance(target.value, dict):
+            pair = (target.value["role"], target.value["name"])
+            return shown[pair] > disabled[pair]
+        return True
+
+    return usable
 
 
 def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:

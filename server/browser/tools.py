@@ -156,6 +156,7 @@ async def _describe(
         a11y=[(n.role, n.name) for n in seen.a11y.nodes],
         session_id=session.session_id,
         flow_tags=session.metadata.flowTags,
+        disabled=[(n.role, n.name) for n in seen.a11y.nodes if getattr(n, "disabled", False)],
     )
     result = DescribeResult(state=seen.state, testIds=seen.testIds, a11y=seen.a11y)
     try:

@@ -147,3 +147,23 @@ def test_a_new_visit_to_the_screen_gets_the_full_suggestions_again(kb: Knowledge
     prior = kb.engine().prior_knowledge(send_screen("mm-agent-b"))
     targets = [s.preferredTarget.value for s in prior.suggestedNextActions]
     assert "recipient-address-input" in targets
+
+
+def test_a_target_that_cannot_be_used_now_is_suggested_after_those_that_can(
+    kb: Knowledge,
+) -> None:
+    kb.session("mm-agent-a", hours_ago=30, flow_tags=["send"])
+    kb.step("mm-agent-a", "mm_describe_screen", screen="send", test_ids=[], a11y=SEND_A11Y)
+    kb.step("mm-agent-a", "mm_type", a11y_ref="e1", screen="send")
+    kb.step("mm-agent-a", "mm_type", a11y_ref="e2", screen="send")
+
+    def names(context: ScreenContext) -> list[object]:
+        prior = kb.engine().prior_knowledge(context)
+        return [s.preferredTarget.value["name"] for s in prior.suggestedNextActions]
+
+    assert names(send_screen("mm-agent-b", test_ids=[])) == ["Recipient address", "Amount"]
+    recipient_disabled = [("textbox", "Recipient address")]
+    assert names(send_screen("mm-agent-b", test_ids=[], disabled=recipient_disabled)) == [
+        "Amount",
+        "Recipient address",
+    ]
