@@ -24,6 +24,9 @@ MAX_RECALLS_LISTED = 100
 TIE_SLACK = 64
 """Extra neighbours read across sessions, so that steps sharing the anchor's millisecond are
 ordered by step id like all others."""
+FIRST_WINDOW_MS = 60_000
+MAX_WINDOW_MS = 100 * 365 * 86_400_000
+"""Past this window (a century) the search across sessions is unbounded."""
 
 
 class Hit:
@@ -89,16 +92,8 @@ def timeline(
         earlier.sort(key=lambda h: h.seq)
         later.sort(key=lambda h: h.seq)
     else:
-        step = term(schema, "doc_type", DOC_STEP)
-        up_to = _neighbours(
-            searcher, all_of(step, int_range(schema, "ts", None, anchor.ts + 1)), before + TIE_SLACK
-        )
-        from_on = _neighbours(
-            searcher,
-            all_of(step, int_range(schema, "ts", anchor.ts, None)),
-            after + TIE_SLACK,
-            tantivy.Order.Asc,
-        )
+        up_to = _nearest_in_time(searcher, schema, anchor.ts, before, earlier=True)
+        from_on = _nearest_in_time(searcher, schema, anchor.ts, after, earlier=False)
         earlier = sorted((h for h in up_to if h.order < anchor.order), key=lambda h: h.order)
         later = sorted((h for h in from_on if h.order > anchor.order), key=lambda h: h.order)
         earlier, later = earlier[len(earlier) - before :] if before else [], later[:after]
@@ -120,6 +115,34 @@ def timeline(
         after=[summary(h) for h in later],
         sessions=sessions,
     )
+
+
+def _nearest_in_time(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, ts: int, count: int, *, earlier: bool
+) -> list[Hit]:
+    """The `count` (+ `TIE_SLACK`) steps nearest in time at or before / at or after `ts`.
+
+    Sorting every step before the anchor by time reads the whole index (70 ms at 100k), so the
+    search starts in a one-minute window next to the anchor and widens it eightfold until it
+    holds enough steps or reaches past every step: the nearest steps are found in the first
+    window that holds enough of them, and they are the same as an unbounded search finds.
+    """
+    if count <= 0:
+        return []
+    step = term(schema, "doc_type", DOC_STEP)
+    limit = count + TIE_SLACK
+    width = FIRST_WINDOW_MS
+    while True:
+        last = width > MAX_WINDOW_MS
+        if earlier:
+            window = int_range(schema, "ts", None if last else ts - width, ts + 1)
+        else:
+            window = int_range(schema, "ts", ts, None if last else ts + width)
+        order = tantivy.Order.Desc if earlier else tantivy.Order.Asc
+        hits = _neighbours(searcher, all_of(step, window), limit, order)
+        if len(hits) >= limit or last:
+            return hits
+        width *= 8
 
 
 def _neighbours(

@@ -1,11 +1,19 @@
-"""Supersede detection: cost (full build, per live batch) and precision/recall vs the generator.
+"""Lifecycle benchmark: supersede detection (cost, precision/recall vs the generator), timeline
+and session-context latency, and search latency with the superseded filter and salience.
 
-    python scripts/bench_supersede.py --steps 100000 [--seed 7] [--work /tmp/knowhow-supersede]
+    KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_supersede.py \
+        --steps 100000 [--seed 7] [--work /tmp/knowhow-supersede] [--no-write]
 
-Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, rebuilds the index in this
-process (detection included) and reports: build rate, detection seconds, sessions flagged;
+Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, removes any decision files,
+rebuilds the index in this process (detection included; a build that detects builds again from
+the settled files, see `engine.indexer.rebuild`) and rebuilds once more with the decisions on
+file (what `knowhow reindex` costs). Reports: build rates, detection seconds, sessions flagged;
 the cost of one live batch (re-planning the screens one session touched, over every session's
-facts) as p50/p95 over the newest sessions; and precision/recall of the detected decisions.
+facts) as p50/p95 over the newest sessions; precision/recall of the detected decisions;
+p50/p95 of timeline (scope session and all) and session context around sampled steps; search
+latency over the public queries with superseded steps hidden (default) and shown, interleaved
+in one run, and the cost of the salience lookup alone. Timed in process, warm. Results go to
+stdout and the bench-supersede section of docs/BENCHMARKS.md.
 
 Truth: the generator renames testIds on fixed days (`vocab.json` "renames", plus actions'
 `legacy_testId`). A successful click/type/wait_for whose target is such a legacy id (by testId
@@ -16,22 +24,31 @@ moves on, are counted as false positives).
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from bench_common import eval_dir, out
+from bench_common import eval_dir, load_queries, machine, machine_md, out, write_section
 
+from engine import KnowledgeEngine
 from engine.decisions import DETECTED, FactsLedger, write_detected
 from engine.index import IndexLayout, IndexWriter
 from engine.indexer import rebuild
+from engine.inputs import SearchInput, StepInput, TimelineInput
 from engine.labels import INTERACTION_TOOLS, tool_action
+from engine.models import epoch_ms
+from engine.salience import recalls
 from engine.store import KnowledgeStore
 from engine.supersede import selector_test_id
 
 BATCH_SAMPLES = 50
+STEP_SAMPLES = 300
+SEARCH_ROUNDS = 3
 
 
 def corpus(work: Path, steps: int, seed: int) -> Path:
@@ -103,11 +120,64 @@ def batch_costs(store: KnowledgeStore, index_dir: Path) -> list[float]:
     return costs
 
 
+def sample_steps(store: KnowledgeStore, n: int, seed: int) -> list[str]:
+    """`n` step ids drawn evenly at random from the file listing (no file is parsed)."""
+    ids = [
+        f"{session_id}/{path.stem}"
+        for session_id in store.session_ids()
+        for path in store.step_files(session_id)
+    ]
+    return random.Random(seed).sample(ids, min(n, len(ids)))
+
+
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def p50_p95(ms: list[float]) -> str:
+    p95 = statistics.quantiles(ms, n=20)[-1] if len(ms) > 1 else ms[0]
+    return f"{statistics.median(ms):.2f} / {p95:.2f} ms (n={len(ms)})"
+
+
+def read_latencies(engine: KnowledgeEngine, steps: list[str]) -> dict[str, list[float]]:
+    """Timeline (both scopes, 5 before and after) and session context around each step."""
+    times: dict[str, list[float]] = {"timeline session": [], "timeline all": [], "context": []}
+    for step_id in steps:
+        for scope in ("session", "all"):
+            request = TimelineInput(anchor=step_id, scope=scope)
+            times[f"timeline {scope}"].append(timed(partial(engine.timeline, request)))
+        context = StepInput(stepId=step_id)
+        times["context"].append(timed(partial(engine.step_context, context)))
+    return times
+
+
+def search_latencies(engine: KnowledgeEngine, queries: list[str]) -> dict[str, list[float]]:
+    """Every query with superseded steps hidden and shown, interleaved (same machine state);
+    and the salience lookup of a reranked window (100 step ids) alone."""
+    hidden, shown = "search, superseded hidden (default)", "search, superseded shown"
+    salience = "salience lookup of a 100-step window"
+    times: dict[str, list[float]] = {hidden: [], shown: [], salience: []}
+    reader = engine.reader
+    now = epoch_ms(engine.now().isoformat())
+    for _ in range(SEARCH_ROUNDS):
+        for query in queries:
+            for label, include in ((hidden, False), (shown, True)):
+                request = SearchInput(query=query, limit=20, includeSuperseded=include)
+                times[label].append(timed(partial(engine.search, request)))
+            window = [r.stepId for r in engine.search(SearchInput(query=query, limit=100)).results]
+            lookup = partial(recalls, reader.searcher(), reader.schema, window, now)
+            times[salience].append(timed(lookup))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--work", type=Path, default=Path("/tmp/knowhow-supersede"))
+    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     args = parser.parse_args()
     root = corpus(args.work, args.steps, args.seed)
     store = KnowledgeStore(root)
@@ -125,29 +195,40 @@ def main() -> None:
     hits = len(truth & decided)
     precision = hits / len(decided) if decided else 1.0
     recall = hits / len(truth) if truth else 1.0
-    p95 = statistics.quantiles(costs, n=20)[-1] if len(costs) > 1 else costs[0]
-    out(f"## Supersede detection ({args.steps:,} steps, seed {args.seed})")
-    out("")
-    out("| measure | value |")
-    out("|---|---|")
-    out(
-        f"| first build, no decisions on file (detection included) | {seconds:.1f} s, "
-        f"{args.steps / seconds:,.0f} steps/s |"
+    engine = KnowledgeEngine(root, index_dir)
+    reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, args.seed))
+    queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
+    searches = search_latencies(engine, queries)
+    rows = [
+        (
+            "first build, no decisions on file (detection, then built again from the settled "
+            "files)",
+            f"{seconds:.1f} s, {args.steps / seconds:,.0f} steps/s",
+        ),
+        ("first detection + writing decision files", f"{report.supersede_seconds:.2f} s"),
+        ("sessions flagged", f"{report.sessions_flagged:,}"),
+        (
+            "rebuild with the decisions on file (`knowhow reindex`)",
+            f"{again_seconds:.1f} s, {args.steps / again_seconds:,.0f} steps/s (detection "
+            f"{again.supersede_seconds:.2f} s, {again.sessions_flagged} sessions re-flagged)",
+        ),
+        ("live batch (re-plan one session's screens), p50 / p95", p50_p95(costs)),
+        ("steps superseded (detected)", f"{len(decided):,}"),
+        ("truth: successful actions on a later-renamed testId", f"{len(truth):,}"),
+        ("precision / recall", f"{precision:.3f} / {recall:.3f}"),
+        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
+        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in searches.items()),
+    ]
+    body = (
+        f"## Lifecycle: supersede, timeline, session context ({args.steps:,} steps, seed "
+        f"{args.seed})\n\n"
+        + machine_md(machine())
+        + "\n| measure | value |\n|---|---|\n"
+        + "".join(f"| {name} | {value} |\n" for name, value in rows)
     )
-    out(f"| first detection + re-indexing flagged sessions | {report.supersede_seconds:.2f} s |")
-    out(f"| sessions flagged | {report.sessions_flagged:,} |")
-    out(
-        f"| reindex with the decisions on file | {again_seconds:.1f} s, "
-        f"{args.steps / again_seconds:,.0f} steps/s (detection {again.supersede_seconds:.2f} s, "
-        f"{again.sessions_flagged} sessions re-flagged) |"
-    )
-    out(
-        f"| live batch (re-plan one session's screens), p50 / p95 | "
-        f"{statistics.median(costs):.1f} / {p95:.1f} ms (n={len(costs)}) |"
-    )
-    out(f"| steps superseded (detected) | {len(decided):,} |")
-    out(f"| truth: successful actions on a later-renamed testId | {len(truth):,} |")
-    out(f"| precision / recall | {precision:.3f} / {recall:.3f} |")
+    out(body)
+    if not args.no_write:
+        write_section("bench-supersede", body)
 
 
 if __name__ == "__main__":

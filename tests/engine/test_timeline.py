@@ -1,6 +1,6 @@
 """Timelines around a step and the session context of steps, read from a real index."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import orjson
 import pytest
@@ -121,3 +121,24 @@ def test_every_search_result_carries_its_source_session(
         assert source.stepCount == (6 if source.id == "mm-a-session" else 4)
         assert source.goal == ("Send ETH" if source.id == "mm-a-session" else "Swap")
         assert source.createdAt and source.flowTags in (["send"], ["swap"])
+
+
+def test_all_scope_finds_the_nearest_steps_in_a_busy_minute(kb: Knowledge) -> None:
+    """Two sessions interleaved one second apart: more steps near the anchor than the first
+    time window needs, so the neighbours come from a narrow window, in time then id order."""
+    start = FIXED_NOW - timedelta(hours=1)
+    steps: list[tuple[datetime, str]] = []
+    for session_id in ("mm-busy-a", "mm-busy-b"):
+        kb.session(session_id, hours_ago=1)
+    for n in range(160):
+        at = start + timedelta(seconds=n // 2)  # two steps share each second
+        session_id = ("mm-busy-a", "mm-busy-b")[n % 2]
+        steps.append((at, kb.step(session_id, test_id=f"t-{n}", at=at)))
+    ordered = [step_id for _, step_id in sorted(steps)]
+    engine = kb.engine()
+    anchor = ordered[80]
+    result = run(engine, anchor, 7, 9, "all")
+    assert ids(result.before) == ordered[73:80]
+    assert ids(result.after) == ordered[81:90]
+    edge = run(engine, ordered[2], 5, 0, "all")  # fewer than asked before it: all of them
+    assert ids(edge.before) == ordered[:2]
