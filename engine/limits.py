@@ -84,13 +84,24 @@ def check_record(data: object, field: str = "") -> None:
     """Raise `InvalidInput` naming the first field of `data` (parsed JSON) over a limit.
 
     Checked on the arguments as received, before they are validated and written: an integer
-    beyond 64 bits cannot be written as JSON, a 10 MB message would be analysed on every search.
+    beyond 64 bits or a lone surrogate cannot be written as JSON, a 10 MB message would be
+    analysed on every search.
     """
     size = _check(data, field, 0)
     if size > MAX_RECORD_BYTES:
         raise InvalidInput(
             field or "record", f"is about {size:,} bytes as JSON; at most {MAX_RECORD_BYTES:,}"
         )
+
+
+def _is_unicode(text: str) -> bool:
+    """False for text with lone surrogates, which JSON parsers of other transports let through
+    and no JSON file can hold."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check(value: object, field: str, depth: int) -> int:
@@ -107,6 +118,8 @@ def _check(value: object, field: str, depth: int) -> int:
                 field or "record",
                 f"is {len(value):,} characters; at most {MAX_TEXT_CHARS:,}",
             )
+        if not value.isascii() and not _is_unicode(value):
+            raise InvalidInput(field or "record", "is not valid Unicode (a lone surrogate)")
         return len(value) + 2
     if not isinstance(value, dict | list):
         return 8  # a float

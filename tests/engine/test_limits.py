@@ -58,6 +58,7 @@ def test_anything_passes_or_names_a_field(value: Any) -> None:
         ({"build": {"n": MAX_INT + 1}}, "build.n"),
         ({"a": [1, {"b": [MIN_INT - 1]}]}, "a[1].b[0]"),
         ({"k" * (MAX_TEXT_CHARS + 1): 1}, "k" * (MAX_TEXT_CHARS + 1)),
+        ({"tool": {"input": {"text": "pass\ud800word"}}}, "tool.input.text"),
     ],
 )
 def test_the_field_over_a_limit_is_named(record: dict[str, Any], field: str) -> None:
