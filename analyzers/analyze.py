@@ -8,7 +8,7 @@ the word they came from (a *concept*), which the engine turns into boosted term 
 import re
 from dataclasses import dataclass
 
-from analyzers.identifiers import split_identifier
+from analyzers.identifiers import identifier_spellings, split_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import is_searchable
 from analyzers.synonyms import SynonymTable
@@ -63,12 +63,13 @@ class QueryTerm:
     token: str
     weight: float
     concept: str
-    kind: str  # "exact" | "whole" | "synonym" | "typo" | "prefix"
+    kind: str  # "exact" | "whole" | "spelling" | "synonym" | "typo" | "prefix"
 
 
 def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[QueryTerm]:
-    """Weighted terms of a query: each word's stem (1.0), a compound's whole identifier (1.0),
-    and synonyms of each stem (`SYNONYM_WEIGHT`). A token keeps its highest weight."""
+    """Weighted terms of a query: each word's stem (1.0), a compound's whole identifier (1.0) and
+    its other common spellings (1.0, kind "spelling", `identifier_spellings`), and synonyms of
+    each stem (`SYNONYM_WEIGHT`). A token keeps its highest weight."""
     table = synonyms if synonyms is not None else SynonymTable()
     terms: dict[str, QueryTerm] = {}
 
@@ -90,6 +91,8 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         if len(parts) > 1:
             whole = lower_chars(word)
             add(QueryTerm(whole, 1.0, whole, "whole"))
+            for spelling in identifier_spellings(word)[1:]:
+                add(QueryTerm(spelling, 1.0, whole, "spelling"))
         for part in parts:
             token = stem(part)
             if not (is_searchable(part) and is_searchable(token)):

@@ -77,3 +77,18 @@ def tokenize_identifier(identifier: str | None) -> list[str]:
         if is_searchable(part):
             seen.setdefault(part, None)
     return list(seen)
+
+
+def identifier_spellings(identifier: str) -> list[str]:
+    """The whole identifier as typed (lowercased), then the same parts in the other common
+    styles: kebab, snake and joined (camelCase, lowercased as the index stores it).
+
+    One identifier is one sequence of words whatever its style, so `send_amount_input` finds a
+    step that typed into `send-amount-input` as an exact match, not as a match of three words.
+
+    >>> identifier_spellings("send_amount_input")
+    ['send_amount_input', 'send-amount-input', 'sendamountinput']
+    """
+    parts = split_identifier(identifier)
+    styles = [lower_chars(identifier), "-".join(parts), "_".join(parts), "".join(parts)]
+    return list(dict.fromkeys(styles))

@@ -47,6 +47,13 @@ class PlannedQuery:
     tokens: frozenset[str]
     concept_tokens: tuple[frozenset[str], ...]
     """Per query word: every token that stands for it (stem, synonyms, typos, prefixes)."""
+    whole_tokens: frozenset[str]
+    """The compound identifiers typed whole (`coin-overview-send`), in each common spelling: a
+    document holding one in any field is an exact match and ranks above every partial match."""
+
+    def exact_clauses(self) -> tuple[Clause, ...]:
+        """Every (field, token) clause of a whole identifier the query typed."""
+        return tuple(c for c in self.all_clauses if c.token in self.whole_tokens)
 
 
 def _doc_freqs(searcher: tantivy.Searcher, token: str) -> dict[str, int]:
@@ -114,6 +121,7 @@ def plan_query(
         tuple(c for c, _ in candidates),
         frozenset(terms),
         concept_tokens,
+        frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
     )
 
 
@@ -159,6 +167,16 @@ def scored_query(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Q
                     tantivy.Query.term_query(schema, c.field, c.token, index_option="freq"), c.boost
                 ),
             )
+            for c in clauses
+        ]
+    )
+
+
+def holds_any(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:
+    """Documents holding any of these (field, token) pairs (scored: wrap it to filter)."""
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Should, tantivy.Query.term_query(schema, c.field, c.token))
             for c in clauses
         ]
     )

@@ -5,23 +5,27 @@ step cap), with the shared filters (`engine.filters`) as unscored MUST clauses. 
 had more clauses than the posting budget allows, the retrieved candidates are rescored exactly
 on all of them. The top window is then reranked in Python with what BM25 cannot express: how
 many of the query's words a step covers, whether it worked, and how recent its session is.
-Order is deterministic: score, then session createdAt (newest first), then stepId; every page
-is a slice of that one ordering.
+Steps holding a whole identifier the query typed form a first tier, ranked above every other
+step (`_tiers`). Order is deterministic: tier, score, then session createdAt (newest first),
+then stepId; every page is a slice of that one ordering. Every result says why it matched
+(`engine.matched`).
 """
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import tantivy
 
 from analyzers import SynonymTable
-from engine.clauses import doc_key, hit_count, unscored
+from engine.clauses import all_of, doc_key, hit_count, term, unscored
 from engine.documents import read_rank_record
-from engine.evidence import match_evidence
 from engine.filters import ReadView, epoch_ms_of, step_clauses
 from engine.inputs import SearchInput
+from engine.lifecycle import SUPERSEDED_FIELD
+from engine.matched import page_evidence
 from engine.payload import read_payload
-from engine.query import PlannedQuery, plan_query, scored_query
+from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_query, step_filter
 from engine.results import SearchPage
 from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
@@ -29,9 +33,27 @@ from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
 RERANK_WINDOW = 100
+MAX_RENAMED = 100
+"""Superseded exact matches whose successors join the exact tier (most recent first is not
+needed: any hundred of them name the same few successors)."""
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.6
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One retrieved step in final order: its reranked score and the document it came from."""
+
+    score: float
+    created: int
+    step_id: str
+    key: tuple[int, int]
+    doc: tantivy.Document
+
+    @property
+    def session_id(self) -> str:
+        return str(self.doc["session_id"][0])
 
 
 def search(
@@ -39,64 +61,38 @@ def search(
 ) -> SearchPage:
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
-    must = step_clauses(view, request)
     now_ms = epoch_ms_of(view.now)
+    must = step_clauses(view, request)
     if request.minSalience > 0:
         must.append(_salient_steps(view, request.minSalience, now_ms))
-    query = tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, unscored(q)) for q in must]
-        + [(tantivy.Occur.Must, scored_query(schema, plan.clauses))]
-    )
+    filters = [unscored(q) for q in must]
     end = request.offset + request.limit
-    found = searcher.search(query, limit=max(RERANK_WINDOW, end), count=True)
-    head = found.hits[:RERANK_WINDOW]
-    docs = {doc_key(address): searcher.doc(address) for _, address in head}
-    scores = {doc_key(address): score for score, address in head}
-    if len(plan.clauses) < len(plan.all_clauses):
-        scores = _rescore(view, docs, plan)
-    reranked, exact = [], []
-    for key, doc in docs.items():
-        created = int(doc["created"][0])
-        ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
-        factor, covers_all = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - created)
-        reranked.append(scores[key] * factor)
-        exact.append(covers_all)
-    ids = [str(doc["step_id"][0]) for doc in docs.values()]
-    window_recalls = recalls(searcher, schema, ids, now_ms)
-    saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
-    finals = lifted(reranked, exact, saliences)
-    ranked = [
-        (final, int(doc["created"][0]), step_id, doc)
-        for final, step_id, doc in zip(finals, ids, docs.values(), strict=True)
-    ]
-    ranked.sort(key=lambda r: (-round(r[0], 9), -r[1], r[2]))
-    # Past the reranked window, hits follow in BM25 order (never above the window: the
-    # rerank factor is >= 1), so every page is a slice of one stable ordering.
-    for score, address in found.hits[len(ranked) : end]:
-        doc = searcher.doc(address)
-        ranked.append((score, int(doc["created"][0]), str(doc["step_id"][0]), doc))
+    ranked: list[Ranked] = []
+    total = 0
+    for tier in _tiers(view, plan, filters):
+        # A later tier is read only as far as the page reaches past the earlier ones.
+        hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms)
+        ranked += hits
+        total += count
     page = ranked[request.offset : end]
-    sessions = source_sessions(searcher, schema, {str(doc["session_id"][0]) for *_, doc in page})
-    in_window = set(ids)
-    beyond = [step_id for _, _, step_id, _ in page if step_id not in in_window]
-    page_recalls = window_recalls | recalls(searcher, schema, beyond, now_ms)
-    results = []
-    for final, _, step_id, doc in page:
-        payload = read_payload(doc)
-        fields = match_evidence(payload, plan.tokens)
-        session_id = str(doc["session_id"][0])
-        results.append(
-            step_row(
-                step_id,
-                session_id,
-                payload,
-                score=final,
-                matched_fields=fields,
-                session=sessions[session_id],
-                recalls=page_recalls.get(step_id, NO_RECALLS),
-            )
+    payloads = [read_payload(r.doc) for r in page]
+    evidence = page_evidence(
+        view, [(r.key, r.step_id, p) for r, p in zip(page, payloads, strict=True)], plan
+    )
+    sessions = source_sessions(searcher, schema, {r.session_id for r in page})
+    page_recalls = recalls(searcher, schema, [r.step_id for r in page], now_ms)
+    results = [
+        step_row(
+            r.step_id,
+            r.session_id,
+            payload,
+            score=r.score,
+            matched_fields=fields,
+            session=sessions[r.session_id],
+            recalls=page_recalls.get(r.step_id, NO_RECALLS),
         )
-    total = hit_count(found)
+        for r, payload, fields in zip(page, payloads, evidence, strict=True)
+    ]
     return SearchPage(
         query=request.query,
         total=total,
@@ -106,6 +102,103 @@ def search(
         results=results,
         hint=_empty_hint(searcher, request.query) if total == 0 else None,
     )
+
+
+def _tiers(view: ReadView, plan: PlannedQuery, filters: list[tantivy.Query]) -> list[tantivy.Query]:
+    """The queries whose hits are ranked one after the other: first the exact matches — steps
+    holding a whole identifier the query typed, in any field and any spelling (target, visible
+    testIds, labels…), or acting on what such a target was renamed to — then the rest.
+
+    An exact id must beat partial matches of its parts however the fields weigh: a testId that
+    was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
+    two of its three parts. A query without a compound identifier has one tier.
+    """
+    schema = view.schema
+    must = [(tantivy.Occur.Must, f) for f in filters]
+    scored = scored_query(schema, plan.clauses)
+    exact = plan.exact_clauses()
+    if not exact:
+        return [tantivy.Query.boolean_query([*must, (tantivy.Occur.Must, scored)])]
+    holds = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *_renamed_to(view, exact))]
+    )
+    return [
+        tantivy.Query.boolean_query(
+            [*must, (tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
+        ),
+        tantivy.Query.boolean_query(
+            [*must, (tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
+        ),
+    ]
+
+
+def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query]:
+    """What an exact target identifier became: when steps acting on `eth-overview-send` were
+    superseded because it was renamed, the steps that superseded them and every step acting on
+    the new testId are what the old name finds now (exact matches too)."""
+    targets = [c for c in exact if c.field == "target"]
+    if not targets:
+        return []
+    flagged = all_of(
+        step_filter(view.schema),
+        term(view.schema, SUPERSEDED_FIELD, "true"),
+        holds_any(view.schema, targets),
+    )
+    hits = view.searcher.search(flagged, limit=MAX_RENAMED).hits
+    successors = [read_payload(view.searcher.doc(a)).get("supersededBy") or {} for _, a in hits]
+    step_ids = sorted({by["stepId"] for by in successors if by.get("stepId")})
+    new_ids = sorted(
+        {
+            by["target"].removeprefix("testId:").lower()
+            for by in successors
+            if by.get("target", "").startswith("testId:")
+        }
+    )
+    return [
+        tantivy.Query.term_set_query(view.schema, "step_id", step_ids),
+        tantivy.Query.term_set_query(view.schema, "target", new_ids),
+    ]
+
+
+def _rank_tier(
+    view: ReadView, query: tantivy.Query, plan: PlannedQuery, need: int, now_ms: int
+) -> tuple[list[Ranked], int]:
+    """The tier's hits in final order (at least `need` of them when it has that many) and its
+    total. The top window is reranked (coverage, outcome, recency, then salience, which never
+    lifts a step above an exact one); past it, hits follow in BM25 order (never above the
+    window: the rerank factor is >= 1), so every page is a slice of one stable ordering."""
+    searcher = view.searcher
+    found = searcher.search(query, limit=max(RERANK_WINDOW, need) if need > 0 else 1, count=True)
+    total = hit_count(found)
+    if need <= 0:
+        return [], total
+    head = found.hits[:RERANK_WINDOW]
+    docs = {doc_key(address): searcher.doc(address) for _, address in head}
+    scores = {doc_key(address): score for score, address in head}
+    if len(plan.clauses) < len(plan.all_clauses):
+        scores = _rescore(view, docs, plan)
+    reranked, exact = [], []
+    for key, doc in docs.items():
+        ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
+        age_ms = now_ms - int(doc["created"][0])
+        factor, covers_all = _rerank_factor(ok, step_tokens, error_tokens, plan, age_ms)
+        reranked.append(scores.get(key, 0.0) * factor)
+        exact.append(covers_all)
+    ids = [str(doc["step_id"][0]) for doc in docs.values()]
+    window_recalls = recalls(searcher, view.schema, ids, now_ms)
+    saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
+    finals = lifted(reranked, exact, saliences)
+    ranked = [
+        Ranked(final, int(doc["created"][0]), step_id, key, doc)
+        for final, step_id, (key, doc) in zip(finals, ids, docs.items(), strict=True)
+    ]
+    ranked.sort(key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
+    for score, address in found.hits[len(ranked) :]:
+        doc = searcher.doc(address)
+        ranked.append(
+            Ranked(score, int(doc["created"][0]), str(doc["step_id"][0]), doc_key(address), doc)
+        )
+    return ranked, total
 
 
 def _rescore(

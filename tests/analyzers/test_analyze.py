@@ -87,8 +87,19 @@ def test_a_compound_is_looked_up_whole_and_by_parts():
     assert {"coin", "overview", "send"} <= set(terms)
 
 
+def test_an_identifier_is_looked_up_whole_in_every_common_spelling():
+    terms = {t.token: t for t in analyze_query("send_amount_input")}
+    assert terms["send_amount_input"].weight == 1.0
+    assert terms["send_amount_input"].kind == "whole"
+    for spelling in ("send-amount-input", "sendamountinput"):
+        assert terms[spelling].kind == "spelling"
+        assert terms[spelling].concept == "send_amount_input"
+        assert terms[spelling].weight == 1.0
+
+
 def test_tool_prefix_never_becomes_a_query_term():  # SPEC-03 §8.1
-    assert set(weights("mm_click")) == {"mm_click", "click"}
+    # the whole tool name (in its spellings) and its action, never `mm` alone
+    assert set(weights("mm_click")) == {"mm_click", "mm-click", "mmclick", "click"}
 
 
 def test_stopword_only_query_has_no_terms():
@@ -129,5 +140,7 @@ def test_query_terms_weigh_one_or_the_synonym_weight(text):
 @example("Click coin-overview-send, then sending tokens")
 @example("sign in")
 def test_without_synonyms_every_query_token_is_an_index_token_of_the_same_text(text):
-    """The one-pipeline guarantee: a query finds the text it was typed from."""
-    assert {t.token for t in analyze_query(text, NO_SYNONYMS)} <= set(analyze(text))
+    """The one-pipeline guarantee: a query finds the text it was typed from (other spellings
+    of an identifier are looked for too, like synonyms)."""
+    terms = analyze_query(text, NO_SYNONYMS)
+    assert {t.token for t in terms if t.kind != "spelling"} <= set(analyze(text))
