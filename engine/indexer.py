@@ -135,12 +135,16 @@ def sync(
     writer: IndexWriter,
     progress: ProgressFn | None = None,
     commit_every: int | None = COMMIT_EVERY_DOCS,
+    *,
+    reflag: bool = True,
 ) -> SyncReport:
     """Bring the index in line with the files: add new, re-index changed, drop deleted sessions.
 
     A long sync of a live index commits every `commit_every` documents so that progress
     becomes searchable; a rebuild (None) commits once, since nothing is visible before the
-    swap and each commit costs a flush and segment merges.
+    swap and each commit costs a flush and segment merges. Without `reflag`, new supersede
+    decisions are written to their files but their steps are not re-indexed (a rebuild that
+    will build again from the settled files).
     """
     started = time.perf_counter()
     report = SyncReport()
@@ -168,25 +172,28 @@ def sync(
     writer.commit()
     record_skips(store.root, writer.path, [*(s for s, _ in changed), *deleted], report)
     if changed or report.sessions_deleted:
-        settle_supersessions(store, writer, report)
+        settle_supersessions(store, writer, report, reflag=reflag)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: SyncReport) -> None:
+def settle_supersessions(
+    store: KnowledgeStore, writer: IndexWriter, report: SyncReport, *, reflag: bool = True
+) -> None:
     """Detect supersessions over every session, write the decision files that changed and
-    re-index the steps whose flag changed (one more commit). Only those steps are analysed
-    again: the first detection over a large root flags steps in a third of the sessions."""
+    (with `reflag`) re-index the steps whose flag changed (one more commit). Only those steps
+    are analysed again: the first detection over a large root flags steps in a third of the
+    sessions."""
     started = time.perf_counter()
     ledger = FactsLedger.load(writer.manifest)
     flagged = write_detected(store, ledger)
-    sessions = sorted(flagged)
+    sessions = sorted(flagged) if reflag else []
     steps = [flagged[s] for s in sessions]
     for session_id, docs, signature in _map(prepare_steps, store.root, sessions, steps):
         for step_id in flagged[session_id]:
             writer.delete_step(step_id)
         writer.add_documents(session_id, docs, signature, ledger.facts[session_id].encode())
-    if flagged:
+    if sessions:
         writer.commit()
     report.sessions_flagged += len(flagged)
     report.supersede_seconds += time.perf_counter() - started
@@ -195,18 +202,19 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
 def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
     """Index everything into a new generation, then make it live atomically.
 
-    A build that detected new supersessions is built once more, from the settled files:
-    re-flagging deletes and re-adds those steps, and Tantivy keeps counting deleted documents
-    in its BM25 statistics (document frequencies, field lengths) until a merge drops them, so
-    that index would rank differently from any later rebuild of the same files. The second
-    build detects nothing new (detection is a pure function of the files), so a first build
-    and every rebuild give the same flags, the same index and the same results.
+    A build that detects new supersessions writes their decision files and is then built once
+    more, from the settled files, instead of re-flagging in place: re-flagging deletes and
+    re-adds those steps, and Tantivy keeps counting deleted documents in its BM25 statistics
+    (document frequencies, field lengths) until a merge drops them, so that index would rank
+    differently from any later rebuild of the same files. The second build detects nothing new
+    (detection is a pure function of the files), so a first build and every rebuild give the
+    same flags, the same index and the same results.
     """
     layout = IndexLayout(base)
-    generation, report = _build(store, layout, progress)
+    generation, report = _build(store, layout, progress, reflag=False)
     if report.sessions_flagged:
         shutil.rmtree(generation)
-        generation, settled = _build(store, layout, progress)
+        generation, settled = _build(store, layout, progress, reflag=True)
         settled.seconds += report.seconds
         settled.sessions_flagged += report.sessions_flagged
         settled.supersede_seconds += report.supersede_seconds
@@ -216,14 +224,14 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
 
 
 def _build(
-    store: KnowledgeStore, layout: IndexLayout, progress: ProgressFn | None
+    store: KnowledgeStore, layout: IndexLayout, progress: ProgressFn | None, *, reflag: bool
 ) -> tuple[Path, SyncReport]:
     """Every session into a new, unpublished generation (removed again if the build fails)."""
     generation = create_generation(layout)
     writer = IndexWriter(generation)
     try:
         try:
-            report = sync(store, writer, progress, commit_every=None)
+            report = sync(store, writer, progress, commit_every=None, reflag=reflag)
         finally:
             writer.close(merge=True)
     except BaseException:
