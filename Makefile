@@ -69,12 +69,13 @@ bench-speed: install
 REUSE := bench-data/reuse
 bench-reuse: install test-dapp
 	rm -rf $(REUSE)
-	$(BIN)/python scripts/bench_reuse.py --serve test-dapp --write \
-		--root $(REUSE)/test-dapp/root --index $(REUSE)/test-dapp/index
+	@if [ -f $(TEST_DAPP) ]; then \
+		$(BIN)/python scripts/bench_reuse.py --serve test-dapp --write \
+			--root $(REUSE)/test-dapp/root --index $(REUSE)/test-dapp/index; \
+	else echo "@metamask/test-dapp not installed (npm): its reuse bench is skipped"; fi
 	$(BIN)/python scripts/bench_reuse.py --serve demo-wallet --write \
 		--root $(REUSE)/demo-wallet/root --index $(REUSE)/demo-wallet/index
-	$(BIN)/python scripts/bench_reuse.py --write --overall \
-		$(REUSE)/test-dapp/reuse-test-dapp.json $(REUSE)/demo-wallet/reuse-demo-wallet.json
+	$(BIN)/python scripts/bench_reuse.py --write --overall $(REUSE)/*/reuse-*.json
 
 clean:
 	rm -rf $(VENV) tests/server/inspector/node_modules index-data/gen-* index-data/CURRENT

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from server.explorer import TaskFileError, check_starts, load_tasks, task_url
+from server.explorer import Report, TaskFileError, check_starts, load_tasks, task_url
 from server.explorer.exploring import Exploration
 from server.explorer.recipe import done_selector, recipe
+from server.explorer.scores import scores
 from server.explorer.screen import Screen, best, words
 from tests.server.mcp_helpers import REPO, free_port
 
@@ -218,3 +219,26 @@ def test_a_menu_is_reopened_for_what_it_revealed() -> None:
     explored.clicked(Screen.of(opened), item, "http://h/#/activity")
     again = explored.next_click(Screen.of(closed))  # Settings is hidden and untried
     assert again is not None and again.name == "Account menu"
+
+
+def test_scores_count_savings_over_tasks_both_agents_completed() -> None:
+    a = [
+        Report("t1", "A", False, completed=True, calls=10),
+        Report("t2", "A", False, completed=False, calls=60),
+    ]
+    b = [
+        Report("t1", "B", True, completed=True, calls=4, shown=6, precise=5),
+        Report("t2", "B", True, completed=True, calls=7, shown=3, precise=3),
+    ]
+    c = [Report("t1", "C", True, completed=True, calls=4, renamed=4, renamed_correct=3)]
+    assert scores(a, b, c) == {
+        "tasks": 2,
+        "completedA": 1,
+        "completedB": 2,
+        "callsA": 70,
+        "callsB": 11,
+        "saved": 0.6,
+        "top3Precision": 0.889,
+        "renamedCorrect": 0.75,
+    }
+    assert scores(a, b)["renamedCorrect"] is None
