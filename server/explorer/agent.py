@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from server.explorer.calls import BudgetExhausted, Calls
+from mcp import MCPError
+
+from server.explorer.calls import BudgetExhausted, CallFailed, Calls
 from server.explorer.exploring import Exploration
 from server.explorer.recipe import Frame, Remembered, done_selector, recipe
 from server.explorer.screen import Element, Screen, best, words
@@ -33,6 +35,10 @@ ACTION_TIMEOUT_MS = 3_000
 DONE_TIMEOUT_MS = 5_000
 """How long the success text may take to appear after the final click."""
 SEARCH_LIMIT = 100
+
+
+class Stuck(Exception):
+    """The agent cannot see the screen any more (a describe failed)."""
 
 
 @dataclass
@@ -90,6 +96,8 @@ class Explorer:
                 self.report.reason = "nothing left to try"
         except BudgetExhausted as exc:
             self.report.reason = f"budget: {exc}"
+        except (Stuck, CallFailed, MCPError, TimeoutError) as exc:
+            self.report.reason = f"{type(exc).__name__}: {exc}"
         finally:
             self.report.calls = self.calls.count
             self.report.seconds = time.perf_counter() - started
@@ -128,7 +136,7 @@ class Explorer:
         envelope = await self.calls("mm_describe_screen", {})
         self.report.describe_seconds.append(self.calls.made[-1].seconds)
         if not envelope["ok"]:
-            raise BudgetExhausted(f"describe failed: {envelope['error']['message']}")
+            raise Stuck(f"describe failed: {envelope['error']['message']}")
         screen = Screen.of(envelope["result"])
         if self.memory:
             for suggestion in screen.suggestions[:3]:

@@ -19,7 +19,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 CALL_TIMEOUT_S = 60.0
-"""Longer than any browser tool's own timeouts (navigation 15 s, actions ≤ 120 s are not used)."""
+"""Far longer than any timeout the explorer gives a browser tool (navigation 15 s, actions 3 s,
+the success check 5 s): a call still unanswered then means the server is stuck."""
 
 
 def knowhow_command() -> list[str]:
@@ -78,7 +79,11 @@ class Calls:
         if self.count >= self.budget:
             raise BudgetExhausted(f"{self.budget} calls spent")
         started = time.perf_counter()
-        envelope = await self.uncounted(tool, args)
+        try:
+            envelope = await self.uncounted(tool, args)
+        except TimeoutError:
+            self.made.append(Call(tool, False, time.perf_counter() - started, "TIMEOUT"))
+            raise
         error = envelope.get("error") or {}
         self.made.append(
             Call(tool, bool(envelope["ok"]), time.perf_counter() - started, error.get("code"))
