@@ -16,7 +16,6 @@ from engine.errors import (
     WriteFailed,
 )
 from engine.files import atomic_create, session_dir
-from engine.index import IndexReader
 from engine.index_status import IndexStatus
 from engine.indexer import SyncReport, ensure_index, rebuild
 from engine.inputs import (
@@ -66,7 +65,6 @@ __all__ = [
     "A11yNode",
     "A11ySnapshot",
     "GitInfo",
-    "IndexReader",
     "IndexStatus",
     "IndexUnavailable",
     "InvalidInput",

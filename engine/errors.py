@@ -6,7 +6,8 @@ KnowhowError                      code
 ├── NoActiveSession               MM_NO_ACTIVE_SESSION
 ├── WriteFailed                   MM_WRITE_FAILED    (disk full, no permission: nothing written)
 └── IndexUnavailable              MM_INDEX_UNAVAILABLE (missing or locked index)
-    └── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
+    ├── StaleIndex                MM_INDEX_UNAVAILABLE (built by another schema version)
+    └── IndexDamaged              MM_INDEX_UNAVAILABLE (damaged files; rebuilt automatically)
 """
 
 import errno
@@ -68,3 +69,15 @@ class IndexUnavailable(KnowhowError):
 
 class StaleIndex(IndexUnavailable):
     """The index was built with another schema version and must be rebuilt."""
+
+
+class IndexDamaged(IndexUnavailable):
+    """A generation's files are damaged; it is rebuilt from the knowledge files (the truth)."""
+
+    def __init__(self, generation: object, reason: str) -> None:
+        super().__init__(
+            f"the index at {generation} is damaged ({reason}): a running knowhow server "
+            "rebuilds it from the knowledge files, retry in a few seconds; with no server "
+            "running, `knowhow index` rebuilds it"
+        )
+        self.reason = reason

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.clauses import count, term
-from engine.index import MANIFEST_FILE, IndexReader
+from engine.index import IndexReader
 from engine.results import Result
 from engine.schema import DOC_SESSION, DOC_STEP
 from engine.session_sync import read_manifest
@@ -25,7 +25,7 @@ from engine.store import (
 )
 
 MTIME_SLACK_SECONDS = 2.0
-"""File timestamps are coarse and writers' clocks differ a little: look a bit further back."""
+"""File timestamps are coarse and writers' clocks differ a little: re-check recent changes."""
 MAX_LISTED = 50
 
 
@@ -40,6 +40,9 @@ class IndexLag(Result):
 
 
 class IndexStatus(Result):
+    health: str
+    """"ok", "rebuilding", "damaged" or "unavailable" (see `LiveIndex.status`)."""
+    healthReason: str | None
     schemaVersion: int
     root: str
     index: str
@@ -65,45 +68,62 @@ def document_counts(reader: IndexReader) -> dict[str, int]:
     }
 
 
-def index_lag(store: KnowledgeStore, generation: Path | None) -> IndexLag:
-    """Sessions whose files are newer than the index, and how long the oldest change waits.
+FolderStamp = tuple[int, int]
+"""Modification times (ns) of a session's folder and its steps folder."""
 
-    Only sessions whose folder changed since the manifest's last write are compared in full
-    (our writers add and rename files, which touches the folder): two stats per session instead
-    of listing every step file, so status stays fast on large roots.
+
+class LagMeter:
+    """Index lag that counts what is really missing: every session's files are compared with
+    the signature the manifest holds for it (the sessions pending now, not those changed since
+    the manifest was last written: a failed batch's sessions are older than the next commit of
+    other sessions, and were missed that way).
+
+    Comparing means listing a session's step files, so verdicts are remembered per session
+    with its folder stamps and manifest signature: our writers add and rename files, which
+    touches the folders, so a session whose folders and signature are unchanged keeps its
+    verdict. Folders changed within the last `MTIME_SLACK_SECONDS` are always listed again
+    (a file added in the same timestamp tick as a listing leaves the stamp unchanged). The
+    first call lists every session; later ones cost two `stat` calls per session.
     """
-    signatures = read_manifest(generation)
-    since = _manifest_written(generation)
-    on_disk = store.session_ids()
-    recent = [s for s in on_disk if _folder_mtime(store, s) >= since]
-    pending = [s for s in recent if signatures.get(s) != list_session(store.root, s).signature]
-    pending += sorted(set(signatures) - set(on_disk))
-    now = time.time()
-    waits = [now - newest_mtime(store, s) for s in pending]
-    return IndexLag(
-        pendingSessions=len(pending),
-        seconds=round(max([w for w in waits if w < now], default=0.0), 3),
-        sessions=pending[:MAX_LISTED],
-    )
+
+    def __init__(self, store: KnowledgeStore) -> None:
+        self.store = store
+        self._verdicts: dict[str, tuple[FolderStamp, str | None, bool]] = {}
+
+    def measure(self, generation: Path | None) -> IndexLag:
+        signatures = read_manifest(generation)
+        on_disk = self.store.session_ids()
+        recent = time.time_ns() - int(MTIME_SLACK_SECONDS * 1e9)
+        verdicts: dict[str, tuple[FolderStamp, str | None, bool]] = {}
+        for session_id in on_disk:
+            stamp = _folder_stamp(self.store, session_id)
+            indexed = signatures.get(session_id)
+            known = self._verdicts.get(session_id)
+            if known is not None and known[:2] == (stamp, indexed) and max(stamp) < recent:
+                verdicts[session_id] = known
+            else:
+                listed = list_session(self.store.root, session_id).signature
+                verdicts[session_id] = (stamp, indexed, listed != indexed)
+        self._verdicts = verdicts
+        pending = [s for s in on_disk if verdicts[s][2]]
+        pending += sorted(set(signatures) - set(on_disk))
+        now = time.time()
+        waits = [now - newest_mtime(self.store, s) for s in pending]
+        return IndexLag(
+            pendingSessions=len(pending),
+            seconds=round(max([w for w in waits if w < now], default=0.0), 3),
+            sessions=pending[:MAX_LISTED],
+        )
 
 
-def _manifest_written(generation: Path | None) -> float:
-    """When the writer last recorded a commit (the manifest database or its WAL)."""
-    if generation is None:
-        return 0.0
-    times = []
-    for name in (MANIFEST_FILE, MANIFEST_FILE + "-wal"):
-        with contextlib.suppress(FileNotFoundError):
-            times.append((generation / name).stat().st_mtime)
-    return max(times, default=0.0) - MTIME_SLACK_SECONDS
-
-
-def _folder_mtime(store: KnowledgeStore, session_id: str) -> float:
+def _folder_stamp(store: KnowledgeStore, session_id: str) -> FolderStamp:
     times = []
     for folder in (store.root / session_id, store.root / session_id / STEPS_DIR):
-        with contextlib.suppress(FileNotFoundError):
-            times.append(folder.stat().st_mtime)
-    return max(times, default=0.0)
+        try:
+            times.append(folder.stat().st_mtime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            times.append(0)
+    return times[0], times[1]
 
 
 def newest_mtime(store: KnowledgeStore, session_id: str) -> float:

@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 from engine.decisions import FactsLedger, write_detected
 from engine.documents import SessionContext, session_documents, step_documents
-from engine.errors import StaleIndex
+from engine.errors import IndexDamaged, StaleIndex
 from engine.index import IndexLayout, IndexWriter, create_generation
+from engine.index_check import GenerationCheck
 from engine.skips import record_skips
 from engine.store import KnowledgeStore, Skip, list_session
 from engine.supersede import SessionFacts
@@ -47,8 +48,11 @@ class SyncReport:
     sessions_flagged: int = 0
     """Sessions whose supersede decisions changed (their files rewritten, then re-indexed)."""
     supersede_seconds: float = 0.0
+    rebuilt_because: str | None = None
+    """Why the live generation was rebuilt instead of synced (it was damaged)."""
 
     def as_dict(self) -> dict[str, object]:
+        extra = {"rebuiltBecause": self.rebuilt_because} if self.rebuilt_because else {}
         return {
             "sessionsIndexed": self.sessions_indexed,
             "sessionsDeleted": self.sessions_deleted,
@@ -58,7 +62,7 @@ class SyncReport:
             "seconds": round(self.seconds, 3),
             "sessionsFlagged": self.sessions_flagged,
             "supersedeSeconds": round(self.supersede_seconds, 3),
-        }
+        } | extra
 
 
 @dataclass
@@ -243,13 +247,19 @@ def _build(
 def ensure_index(
     store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
 ) -> SyncReport:
-    """Sync the live generation, or build one when there is none or its schema is stale."""
+    """Sync the live generation, or build one when there is none, it is damaged (the report
+    says why in `rebuilt_because`) or its schema is stale."""
     layout = IndexLayout(base)
     current = layout.current()
     if current is None:
         return rebuild(store, base, progress)
     try:
+        GenerationCheck(current).verify(full=True)
         writer = IndexWriter(current)
+    except IndexDamaged as exc:
+        report = rebuild(store, base, progress)
+        report.rebuilt_because = exc.reason
+        return report
     except StaleIndex:
         return rebuild(store, base, progress)
     try:

@@ -10,12 +10,15 @@ operation a `ReadView`. The operations live in their own modules: `engine.search
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from analyzers import SynonymTable
 from engine import listing
-from engine.errors import NotFound
+from engine.errors import IndexDamaged, IndexUnavailable, NotFound
 from engine.filters import ReadView
 from engine.index import IndexLayout, IndexReader
+from engine.index_check import GenerationCheck, is_panic, report_damage, reported_damage
+from engine.index_status import document_counts
 from engine.inputs import (
     LastInput,
     SearchInput,
@@ -30,6 +33,8 @@ from engine.search import search
 from engine.summarize import summarize
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vocabulary import TypoVocabulary
+
+T = TypeVar("T")
 
 
 class KnowledgeEngine:
@@ -55,18 +60,49 @@ class KnowledgeEngine:
     @property
     def reader(self) -> IndexReader:
         """The reader of the live generation, reopened when a rebuild swapped it (noticed by the
-        pointer file's mtime: one stat per call, not a read)."""
+        pointer file's mtime: one stat per call, not a read). A generation is verified before
+        it is first searched, and never searched once reported damaged (`IndexDamaged`)."""
         stamp = self.layout.stamp()
         if self._reader is None or stamp != self._reader_stamp:
             current = self.layout.current()
             if self._reader is None or (current is not None and current != self._reader.path):
-                self._reader = IndexReader.open(self.layout)
+                self._reader = None
+                self._reader = self._open(current)
             self._reader_stamp = stamp
+        damage = reported_damage(self._reader.path)
+        if damage is not None:
+            raise IndexDamaged(self._reader.path, damage)
         return self._reader
+
+    def _open(self, generation: Path | None) -> IndexReader:
+        if generation is None:
+            return IndexReader.open(self.layout)  # says there is no index and what to do
+        damage = reported_damage(generation)
+        if damage is not None:
+            raise IndexDamaged(generation, damage)
+        _verify(generation)
+        return IndexReader(generation)
+
+    def _guarded(self, action: Callable[[], T]) -> T:
+        """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
+        BaseException) makes the generation be verified: damage is reported to every process
+        and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`."""
+        try:
+            return action()
+        except IndexUnavailable:
+            raise
+        except BaseException as exc:
+            if not (is_panic(exc) or isinstance(exc, ValueError | OSError)):
+                raise
+            if self._reader is not None:
+                _verify(self._reader.path)
+            if is_panic(exc):
+                raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
+            raise
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""
-        self.reader.reload()
+        self._guarded(lambda: self.reader.reload())
 
     def _view(self, current_session: str | None = None) -> ReadView:
         reader = self.reader
@@ -80,19 +116,30 @@ class KnowledgeEngine:
         return self._typo
 
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
-        view = self._view(current_session)
-        return search(view, request, self.synonyms, self._typos(view))
+        def run() -> SearchPage:
+            view = self._view(current_session)
+            return search(view, request, self.synonyms, self._typos(view))
+
+        return self._guarded(run)
 
     def last(self, request: LastInput, *, current_session: str | None = None) -> StepList:
-        return listing.last(self._view(current_session), request)
+        return self._guarded(lambda: listing.last(self._view(current_session), request))
 
     def sessions(self, request: SessionsInput) -> SessionList:
-        return listing.sessions(self._view(), request)
+        return self._guarded(lambda: listing.sessions(self._view(), request))
+
+    def document_counts(self) -> dict[str, int]:
+        """Step and session documents in the live generation (for status)."""
+        return self._guarded(lambda: document_counts(self.reader))
 
     def newest_session(self) -> str | None:
         """The most recently created session (what the CLI's scope "current" means by default)."""
-        reader = self.reader
-        return listing.newest_session(reader.searcher(), reader.schema)
+
+        def run() -> str | None:
+            reader = self.reader
+            return listing.newest_session(reader.searcher(), reader.schema)
+
+        return self._guarded(run)
 
     def summarize(
         self, request: SummarizeInput, *, current_session: str | None = None
@@ -102,6 +149,9 @@ class KnowledgeEngine:
     def timeline(self, request: TimelineInput) -> TimelineResult:
         """The steps around an anchor: the given step, or the best search hit of `query`
         (over all sessions, superseded steps hidden, as a search would rank it)."""
+        return self._guarded(lambda: self._timeline(request))
+
+    def _timeline(self, request: TimelineInput) -> TimelineResult:
         view = self._view()
         anchor = request.anchor
         if anchor is None:
@@ -118,10 +168,27 @@ class KnowledgeEngine:
 
     def step_context(self, request: StepInput) -> StepContext:
         """The session a step came from and how it was used since (created or recalled)."""
-        view = self._view()
-        return step_context(view.searcher, view.schema, request.stepId)
+
+        def run() -> StepContext:
+            view = self._view()
+            return step_context(view.searcher, view.schema, request.stepId)
+
+        return self._guarded(run)
 
     def prior_knowledge(self, context: ScreenContext) -> PriorKnowledge:
         """What worked last time on this screen, from every session but the current one."""
-        reader = self.reader
-        return prior_knowledge(reader.searcher(), reader.schema, context, self.now())
+
+        def run() -> PriorKnowledge:
+            reader = self.reader
+            return prior_knowledge(reader.searcher(), reader.schema, context, self.now())
+
+        return self._guarded(run)
+
+
+def _verify(generation: Path) -> None:
+    """Verify a generation in full; damage is reported to every process, then raised."""
+    try:
+        GenerationCheck(generation).verify(full=True)
+    except IndexDamaged as exc:
+        report_damage(generation, exc.reason)
+        raise

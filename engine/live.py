@@ -5,15 +5,22 @@ index, so writing is a lease: an exclusive `flock` on `<index>/writer.lock`, whi
 releases when its holder exits or dies. The holder opens the IndexWriter, reconciles the index
 with the files, watches the root and commits batches; every other process serves read-only
 (`KnowledgeEngine.refresh()` before each query sees the holder's commits) and tries to take the
-lease every `retry_seconds`, so a dead writer is replaced within a few seconds.
+lease every `retry_seconds`, so a dead writer is replaced within a few seconds. A writer that
+stops making progress (stopped, or blocked forever) stops beating and is replaced after
+`stall_seconds` (`engine.lease`); the new writer builds a new generation, since the stalled one
+still holds Tantivy's lock on the live one, and the old writer steps down if it ever wakes.
 
 One worker thread does all the writing (an IndexWriter must not be shared between threads):
 watcher callbacks only enqueue session ids; the worker waits for the first one, collects for
 `debounce_seconds`, brings those sessions up to date and commits once. A session that only
 gained step files (the common case: an agent recording) gets just the new documents, built from
 its cached context; any other change re-indexes it whole. A failed batch is counted and its work
-redone by a fresh writer and a full reconcile; the loop lives. Nothing here deletes or
-quarantines an index: only a missing one, or one built by another schema version, is rebuilt.
+redone by a fresh writer and a full reconcile; the loop lives.
+
+A damaged generation heals: the writer verifies the generation when it takes over, re-reads new
+or changed segment files every `VERIFY_SECONDS`, and verifies in full when any process reported
+damage (`engine.index_check`). A damaged, missing or other-schema generation is rebuilt from
+the files into a new generation, which readers switch to; meanwhile status says "rebuilding".
 """
 
 import logging
@@ -28,18 +35,18 @@ from pathlib import Path
 import orjson
 
 from engine.decisions import FactsLedger, write_detected
-from engine.errors import IndexUnavailable, KnowhowError, StaleIndex
-from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
+from engine.errors import IndexDamaged, IndexUnavailable, KnowhowError, StaleIndex
+from engine.index import META_FILE, IndexLayout, IndexWriter
+from engine.index_check import GenerationCheck, clear_damage, report_damage, reported_damage
 from engine.index_status import (
     MAX_LISTED,
     IndexStatus,
+    LagMeter,
     SkipLedger,
-    document_counts,
-    index_lag,
     read_skips,
 )
-from engine.indexer import rebuild
-from engine.lease import WriterLease, writer_pid
+from engine.indexer import SyncReport, rebuild
+from engine.lease import STALL_SECONDS, WriterLease, writer_pid
 from engine.models import now_iso
 from engine.schema import SCHEMA_VERSION
 from engine.session_sync import AppendCache, changed_sessions, sync_sessions
@@ -57,6 +64,9 @@ MAX_RETRY_SECONDS = 30.0
 RECONCILE_SECONDS = 60.0
 UNWATCHED_RECONCILE_SECONDS = 2.0
 IDLE_CHECK_SECONDS = 0.5
+VERIFY_SECONDS = 5.0
+"""How often the writer re-checks its generation's segment files (a few stats; files found
+whole before are not read again)."""
 SUPERSEDE_MIN_INTERVAL_SECONDS = 1.0
 SUPERSEDE_SHARE = 0.1
 """Supersede planning re-reads every session's facts of the touched screens (~0.1-0.2 s at 100k
@@ -79,6 +89,10 @@ class LiveStats:
     lastCommitAt: str | None = None
     lastError: str | None = None
     watching: bool = False
+    rebuilds: int = 0
+    leaseLost: int = 0
+    lastRebuildReason: str | None = None
+    lastRebuildSeconds: float = 0.0
 
 
 class LiveIndex:
@@ -92,6 +106,7 @@ class LiveIndex:
         debounce_seconds: float = DEBOUNCE_SECONDS,
         retry_seconds: float = RETRY_SECONDS,
         reconcile_seconds: float = RECONCILE_SECONDS,
+        stall_seconds: float = STALL_SECONDS,
         watch: bool = True,
     ) -> None:
         self.store = store
@@ -101,7 +116,7 @@ class LiveIndex:
         self.reconcile_seconds = reconcile_seconds
         self.watch = watch
         self.stats = LiveStats()
-        self._lease = WriterLease(index_dir)
+        self._lease = WriterLease(index_dir, stall_seconds=stall_seconds)
         self._events: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -112,8 +127,13 @@ class LiveIndex:
         self._next_supersede = 0.0
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
+        self._lag = LagMeter(store)
         self._thread: threading.Thread | None = None
         self._failures_in_row = 0
+        self._check: GenerationCheck | None = None
+        self._next_verify = 0.0
+        self.rebuilding: str | None = None
+        """Why the index is being rebuilt right now (None when it is not)."""
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -139,17 +159,21 @@ class LiveIndex:
         self._events.put(session_id)
 
     def status(
-        self, reader: Callable[[], IndexReader], current_session: str | None = None
+        self, documents_now: Callable[[], dict[str, int]], current_session: str | None = None
     ) -> "IndexStatus":
-        """What an agent needs to trust (or distrust) search results right now."""
+        """What an agent needs to trust (or distrust) search results right now
+        (`documents_now` counts the documents of the live generation, as the engine sees it)."""
         generation = self.layout.current()
         skipped = [e for entries in read_skips(generation).values() for e in entries]
         documents, error = None, None
         try:
-            documents = document_counts(reader())
+            documents = documents_now()
         except KnowhowError as exc:
             error = exc.message
+        health, reason = self._health(generation, error)
         return IndexStatus(
+            health=health,
+            healthReason=reason,
             schemaVersion=SCHEMA_VERSION,
             root=str(self.store.root),
             index=str(self.layout.base),
@@ -160,12 +184,27 @@ class LiveIndex:
             isWriter=self.is_writer,
             writerPid=writer_pid(self.layout.base),
             live=asdict(self.stats),
-            indexLag=index_lag(self.store, generation),
+            indexLag=self._lag.measure(generation),
             skippedCount=len(skipped),
             skipped=skipped[:MAX_LISTED],
             currentSession=current_session,
             error=error,
         )
+
+    def _health(self, generation: Path | None, error: str | None) -> tuple[str, str | None]:
+        """ "ok"; "rebuilding" (damaged, missing or stale, a writer is rebuilding it from the
+        files); "damaged" (no live writer to rebuild it yet); or "unavailable" (it cannot be
+        read right now). With the reason, for every state but "ok"."""
+        if self.rebuilding is not None:
+            return "rebuilding", self.rebuilding
+        damage = reported_damage(generation) if generation is not None else None
+        if damage is not None:
+            if writer_pid(self.layout.base) is None:
+                return "damaged", damage
+            return "rebuilding", damage
+        if error is not None:
+            return "unavailable", error
+        return "ok", None
 
     # -- the worker ------------------------------------------------------------------------
     def _run(self) -> None:
@@ -173,6 +212,7 @@ class LiveIndex:
         next_reconcile = 0.0
         try:
             while not self._stop.is_set():
+                self._keep_lease()
                 if self._writer is None:
                     if time.monotonic() >= next_attempt:
                         if self._take_over():
@@ -194,6 +234,18 @@ class LiveIndex:
         finally:
             self._step_down(release_lease=True)
 
+    def _keep_lease(self) -> None:
+        """Beat while writing; step down when a standby took the lease because this process
+        stopped making progress (stopped, or blocked) for `stall_seconds`."""
+        if not self._lease.held:
+            return
+        if self._lease.still_held():
+            self._lease.beat()
+            return
+        log.warning("live index: another process took over the writer lease (this one stalled)")
+        self.stats.leaseLost += 1
+        self._step_down(release_lease=True)
+
     def _work(self, next_reconcile: float) -> float:
         """One batch (if any) and a due reconcile; returns when the next reconcile is due."""
         batch = self._collect(IDLE_CHECK_SECONDS)
@@ -203,10 +255,32 @@ class LiveIndex:
         if self._writer is not None and self.layout.current() != self._writer.path:
             log.info("index generation changed; reopening the writer")
             self._step_down(release_lease=False)
+        elif self._writer is not None and self._damaged(self._writer.path):
+            self._step_down(release_lease=False)  # the next takeover rebuilds it
         elif self._writer is not None and time.monotonic() >= next_reconcile:
             self._reconcile()
             next_reconcile = time.monotonic() + self._reconcile_interval()
         return next_reconcile
+
+    def _damaged(self, generation: Path) -> bool:
+        """Whether the writer's generation is damaged: reported by any process, or found by
+        the periodic check of new and changed segment files. Damage is reported to all."""
+        reported = reported_damage(generation)
+        if reported is None and time.monotonic() < self._next_verify:
+            return False
+        self._next_verify = time.monotonic() + VERIFY_SECONDS
+        if self._check is None or self._check.path != generation:
+            self._check = GenerationCheck(generation)
+        try:
+            self._check.verify(full=reported is not None)
+        except IndexDamaged as exc:
+            log.warning("live index: %s", exc.message)
+            report_damage(generation, exc.reason)
+            return True
+        if reported is not None:
+            log.info("a reported damage of %s was not confirmed: %s", generation, reported)
+            clear_damage(generation)
+        return False
 
     def _backoff(self) -> float:
         """Seconds before the next takeover: doubles with each failure in a row (a full disk
@@ -249,23 +323,51 @@ class LiveIndex:
         return True
 
     def _open_writer(self) -> IndexWriter:
-        """The writer of the live generation; builds one when there is none or it is stale."""
+        """The writer of the live generation, verified whole first; builds a new generation
+        when there is none, or the live one is damaged or built by another schema version."""
         current = self.layout.current()
-        if current is not None:
+        reason = "there is no index yet"
+        if current is not None and self._lease.took_from_stalled:
+            # the stalled holder still holds Tantivy's writer lock on this generation
+            reason = "the previous writer stopped making progress"
+        elif current is not None:
+            self._check = GenerationCheck(current)
+            self._next_verify = time.monotonic() + VERIFY_SECONDS
             try:
+                self._check.verify(full=True)
+                clear_damage(current)
                 return IndexWriter(current)
+            except IndexDamaged as exc:
+                report_damage(current, exc.reason)
+                reason = exc.reason
             except StaleIndex as exc:
                 if not built_by_other_schema(current):
                     raise  # unreadable right now: retry later, never rebuild over a hiccup
-                log.warning("%s; rebuilding", exc.message)
-        report = rebuild(self.store, self.layout.base)
+                reason = exc.message
+        report = self._rebuild(reason)
         current = self.layout.current()
         if current is None:
             raise IndexUnavailable(f"rebuilding the index at {self.layout.base} failed")
+        self._check = GenerationCheck(current)
         self._skips.by_session = {}
         self._skips.update(self.store.session_ids(), report)
         self._skips.save(current)
         return IndexWriter(current)
+
+    def _rebuild(self, reason: str) -> SyncReport:
+        """A new generation from the files (readers keep the old one until it is published)."""
+        log.warning("live index: rebuilding the index from the files: %s", reason)
+        self.rebuilding = reason
+        started = time.perf_counter()
+        try:
+            report = rebuild(self.store, self.layout.base, lambda _done, _total: self._lease.beat())
+        finally:
+            self.rebuilding = None
+        self._lease.took_from_stalled = False
+        self.stats.rebuilds += 1
+        self.stats.lastRebuildReason = reason
+        self.stats.lastRebuildSeconds = round(time.perf_counter() - started, 3)
+        return report
 
     def _start_watcher(self) -> None:
         if not self.watch:
@@ -301,7 +403,9 @@ class LiveIndex:
         if writer is None:
             return
         try:
-            report = sync_sessions(self.store, writer, session_ids, self._cache)
+            report = sync_sessions(
+                self.store, writer, session_ids, self._cache, progress=self._lease.beat
+            )
             if self._skips.update(session_ids - report.appended, report):
                 self._skips.save(writer.path)
             self._note_facts(report.facts)

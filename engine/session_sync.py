@@ -8,7 +8,7 @@ whose folder is gone is dropped. One commit per call. Used by the live index's w
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -87,10 +87,12 @@ def sync_sessions(
     writer: IndexWriter,
     session_ids: Iterable[str],
     cache: AppendCache | None = None,
+    progress: Callable[[], None] | None = None,
 ) -> LiveReport:
     """Bring these sessions up to date, then commit once: a session whose folder is gone is
     dropped; one that only gained step files gets just those (with a cache);
-    any other is re-indexed whole."""
+    any other is re-indexed whole. `progress` is called after each session (the writer's
+    lease heartbeat)."""
     started = time.perf_counter()
     report = LiveReport()
     for session_id in sorted(set(session_ids)):
@@ -102,6 +104,8 @@ def sync_sessions(
                 cache.put(session_id, None)
         elif not (cache is not None and _append(store, writer, session_id, cache, report)):
             _reindex(store, writer, session_id, cache, report)
+        if progress is not None:
+            progress()
     writer.commit()
     report.seconds = time.perf_counter() - started
     return report
@@ -178,6 +182,8 @@ def _append(
     files = listing.files
     if listing.meta_sig != known.meta_sig or listing.decisions_sig != known.decisions_sig:
         return False
+    if listing.unreadable:
+        return False  # the whole-session path reports them as skipped
     if any(files.get(n) != s for n, s in known.files.items()):
         return False
     new = sorted(set(files) - set(known.files))

@@ -86,6 +86,9 @@ class Listing:
     files: dict[str, FileSig]
     """Readable step files only (no hidden files, no names that are not UTF-8)."""
     signature: str
+    unreadable: int = 0
+    """Step entries left out of `files` that must be reported as skipped (a name that is not
+    UTF-8, or not a regular file); hidden files are not counted."""
 
 
 def list_session(root: Path, session_id: str) -> Listing:
@@ -98,6 +101,7 @@ def list_session(root: Path, session_id: str) -> Listing:
     if decisions_sig is not None:
         digest.update(f"{DECISIONS_FILE}:{decisions_sig.encode()};".encode())
     files: dict[str, FileSig] = {}
+    unreadable = 0
     try:
         entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
@@ -112,9 +116,13 @@ def list_session(root: Path, session_id: str) -> Listing:
         sig = FileSig(st.st_mtime_ns, st.st_size)
         # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs, never raises
         digest.update(os.fsencode(entry.name) + f":{sig.encode()};".encode())
-        if not entry.name.startswith(".") and entry.is_file() and is_readable_name(entry.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and is_readable_name(entry.name):
             files[entry.name] = sig
-    return Listing(meta_sig, decisions_sig, files, digest.hexdigest())
+        else:
+            unreadable += 1
+    return Listing(meta_sig, decisions_sig, files, digest.hexdigest(), unreadable)
 
 
 def is_readable_name(name: str) -> bool:

@@ -144,6 +144,8 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
 
 def _report(report: SyncReport, as_json: bool) -> None:
     def render() -> None:
+        if report.rebuilt_because:
+            err.print(f"[yellow]the index was damaged[/yellow] ({report.rebuilt_because}): rebuilt")
         out.print(
             f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
             f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "

@@ -36,6 +36,8 @@ class ServerSettings(Settings):
     tool_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_]{0,32}$")
     debounce_ms: int = Field(default=100, ge=0, le=5000)
     writer_retry_seconds: float = Field(default=1.0, gt=0)
+    writer_stall_seconds: float = Field(default=60.0, gt=0)
+    """A writer that makes no progress this long loses its lease to a standby."""
     reconcile_seconds: float = Field(default=60.0, gt=0)
     startup_wait_seconds: float = Field(default=15.0, ge=0)
     chromium: Path | None = None

@@ -15,7 +15,6 @@ from typing import TypeVar
 import anyio.to_thread
 
 from engine import (
-    IndexReader,
     IndexStatus,
     KnowledgeEngine,
     KnowledgeStore,
@@ -66,13 +65,13 @@ class ServerState:
 
     async def status(self) -> IndexStatus:
         def run() -> IndexStatus:
-            return self.live.status(self._fresh_reader, self.current_session)
+            return self.live.status(self._fresh_counts, self.current_session)
 
         return await anyio.to_thread.run_sync(run)
 
-    def _fresh_reader(self) -> IndexReader:
+    def _fresh_counts(self) -> dict[str, int]:
         self.engine.refresh()
-        return self.engine.reader
+        return self.engine.document_counts()
 
 
 @asynccontextmanager
@@ -86,6 +85,7 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
         settings.index,
         debounce_seconds=settings.debounce_ms / 1000,
         retry_seconds=settings.writer_retry_seconds,
+        stall_seconds=settings.writer_stall_seconds,
         reconcile_seconds=settings.reconcile_seconds,
     )
     await anyio.to_thread.run_sync(partial(live.start, wait=settings.startup_wait_seconds))

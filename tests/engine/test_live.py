@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -20,8 +20,8 @@ import pytest
 
 from engine import KnowledgeEngine
 from engine.documents import session_documents
-from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
-from engine.index_status import index_lag
+from engine.index import META_FILE, IndexLayout, IndexWriter
+from engine.index_status import LagMeter
 from engine.indexer import SyncReport, rebuild
 from engine.inputs import SearchInput
 from engine.lease import WriterLease, writer_pid
@@ -94,24 +94,6 @@ def store(tmp_path: Path) -> KnowledgeStore:
     return KnowledgeStore(tmp_path / "root")
 
 
-@pytest.fixture
-def index_dir(tmp_path: Path) -> Path:
-    return tmp_path / "index"
-
-
-@pytest.fixture
-def live(store: KnowledgeStore, index_dir: Path) -> Iterator[LiveIndex]:
-    live = LiveIndex(store, index_dir, retry_seconds=0.2)
-    assert live.start(wait=10)
-    yield live
-    live.close()
-
-
-@pytest.fixture
-def engine(store: KnowledgeStore, index_dir: Path) -> KnowledgeEngine:
-    return KnowledgeEngine(store.root, index_dir)
-
-
 ROOT = Path("/k")
 
 
@@ -165,7 +147,34 @@ def test_a_name_that_is_not_utf8_spoils_no_other_session_of_a_batch(
     assert [s.reason for s in report.skipped] == ["file name is not valid UTF-8"]
     assert hits(engine, "confirm footer") == {"mm-two2/0002-mm_click"}
     current = IndexLayout(index_dir).current()
-    assert current is not None and index_lag(store, current).pendingSessions == 0
+    assert current is not None and LagMeter(store).measure(current).pendingSessions == 0
+
+
+def test_lag_counts_a_session_left_behind_by_a_failed_batch(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    """Issue 11 item 4: status said pendingSessions 0 while steps were missing, because only
+    sessions whose folder changed after the manifest's last write were compared; a step
+    written before a failed batch is older than the next commit of other sessions."""
+    two_indexed_sessions(store, index_dir)
+    meter = LagMeter(store)
+    store.record_step(step("mm-one1", "missed-by-a-failed-batch"))
+    ten_seconds_ago = time.time() - 10
+    for folder in (store.root / "mm-one1", store.root / "mm-one1" / "steps"):
+        os.utime(folder, (ten_seconds_ago, ten_seconds_ago))
+    store.record_step(step("mm-two2", "indexed-by-a-later-batch"))
+    writer = IndexWriter(IndexLayout(index_dir).current())  # type: ignore[arg-type]
+    try:
+        sync_sessions(store, writer, ["mm-two2"])
+    finally:
+        writer.close()
+    current = IndexLayout(index_dir).current()
+    for _ in range(2):  # the first measure lists every session, the second reuses verdicts
+        lag = meter.measure(current)
+        assert (lag.pendingSessions, lag.sessions) == (1, ["mm-one1"])
+        assert lag.seconds > 0
+    sync_both(store, index_dir)
+    assert meter.measure(current).pendingSessions == 0
 
 
 def test_a_failed_rebuild_leaves_no_orphan_generation(
@@ -197,10 +206,10 @@ def test_the_live_worker_survives_failed_batches_and_catches_up(
     real_sync = sync_sessions
     disk_full = {"on": True}
 
-    def sync_on_a_full_disk(*args: Any) -> Any:
+    def sync_on_a_full_disk(*args: Any, **kwargs: Any) -> Any:
         if disk_full["on"]:
             raise OSError(28, "No space left on device")
-        return real_sync(*args)
+        return real_sync(*args, **kwargs)
 
     monkeypatch.setattr("engine.live.sync_sessions", sync_on_a_full_disk)
     store.record_step(step("mm-one1", "confirm-footer-button"))
@@ -256,13 +265,16 @@ def test_second_live_index_takes_over_when_the_writer_closes(
         standby.close()
 
 
-WRITER_SCRIPT = textwrap.dedent(
+WRITER_SCRIPT = textwrap.dedent(  # argv: root, index[, stall seconds]
     """
     import sys, time
     from pathlib import Path
     from engine.live import LiveIndex
     from engine.store import KnowledgeStore
-    live = LiveIndex(KnowledgeStore(Path(sys.argv[1])), Path(sys.argv[2]), retry_seconds=0.2)
+    live = LiveIndex(
+        KnowledgeStore(Path(sys.argv[1])), Path(sys.argv[2]), retry_seconds=0.2,
+        stall_seconds=float(sys.argv[3]) if len(sys.argv) > 3 else 60.0,
+    )
     live.start(wait=20)
     print("writer" if live.is_writer else "reader", flush=True)
     time.sleep(120)
@@ -293,7 +305,7 @@ def test_sigkilled_writer_is_replaced_and_files_reconciled(
         wait_for(lambda: standby.is_writer)
         wait_for(lambda: "mm-before/0002-mm_click" in hits(engine, "while nobody writes"))
         current = IndexLayout(index_dir).current()
-        wait_for(lambda: index_lag(store, current).pendingSessions == 0)  # manifest: after
+        wait_for(lambda: LagMeter(store).measure(current).pendingSessions == 0)  # manifest: after
         standby.close()
     finally:
         if child.poll() is None:
@@ -308,11 +320,11 @@ def test_failed_batch_is_counted_and_the_loop_lives(
 ) -> None:
     calls: list[object] = []
 
-    def flaky(*args: Any) -> SyncReport:
+    def flaky(*args: Any, **kwargs: Any) -> SyncReport:
         calls.append(args)
         if len(calls) == 1:
             raise OSError("disk hiccup")
-        return sync_sessions(*args)
+        return sync_sessions(*args, **kwargs)
 
     monkeypatch.setattr("engine.live.sync_sessions", flaky)
     generation = IndexLayout(live.layout.base).current()
@@ -324,6 +336,28 @@ def test_failed_batch_is_counted_and_the_loop_lives(
     assert IndexLayout(live.layout.base).current() == generation, "never rebuilt or deleted"
 
 
+def test_a_bad_entry_added_to_a_live_session_is_reported(
+    live: LiveIndex, store: KnowledgeStore, engine: KnowledgeEngine
+) -> None:
+    """Found by scripts/adversary.py: a session the writer had cached took the append path,
+    which left a non-UTF-8 name or a FIFO out silently; now such a session is re-indexed whole,
+    which reports them."""
+    new_session(store, "mm-live01", "send")
+    store.record_step(step("mm-live01", "first-click"))
+    wait_for(lambda: "mm-live01/0001-mm_click" in hits(engine, "first click"))
+    steps = store.root / "mm-live01" / "steps"
+    (steps / os.fsdecode(b"0002-\xff.json")).write_bytes(b"{}")
+    os.mkfifo(steps / "0003-fifo.json")
+    second = store.record_step(step("mm-live01", "second-click"))
+    wait_for(lambda: second in hits(engine, "second click"))
+
+    def reasons() -> list[str]:
+        return sorted(e["reason"] for e in live.status(engine.document_counts).skipped)
+
+    wait_for(lambda: len(reasons()) == 2)
+    assert reasons()[0] == "file name is not valid UTF-8"
+
+
 def test_corrupt_files_are_ledgered_for_every_process(
     live: LiveIndex, store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
 ) -> None:
@@ -332,18 +366,18 @@ def test_corrupt_files_are_ledgered_for_every_process(
     (store.root / "mm-broken" / "steps" / "0002-mm_click.json").write_text('{"half": ')
     reader = LiveIndex(store, index_dir)  # not started: status of a read-only process
 
-    def fresh_reader() -> IndexReader:
+    def fresh_counts() -> dict[str, int]:
         engine.refresh()
-        return engine.reader
+        return engine.document_counts()
 
     def skipped() -> list[dict[str, str]]:
-        return reader.status(fresh_reader).skipped
+        return reader.status(fresh_counts).skipped
 
     wait_for(skipped)
     (entry,) = skipped()
     assert entry["path"] == "mm-broken/steps/0002-mm_click.json"
     assert entry["reason"].startswith("invalid JSON")
-    status = reader.status(fresh_reader)
+    status = reader.status(fresh_counts)
     assert status.isWriter is False and status.writerPid == os.getpid()
     assert status.documents == {"steps": 1, "sessions": 1}
 

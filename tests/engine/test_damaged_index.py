@@ -1,0 +1,179 @@
+"""A damaged index is found, refused with MM_INDEX_UNAVAILABLE and rebuilt from the files.
+
+Real Tantivy generations damaged the ways an adversarial run damaged them (random bytes in a
+segment file, a deleted segment file, garbage in the manifest database or a meta file); every
+search goes through `KnowledgeEngine`, as the CLI and the MCP server do.
+"""
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine import KnowledgeEngine
+from engine.errors import IndexDamaged
+from engine.index import IndexLayout
+from engine.index_check import DAMAGE_FILE, GenerationCheck, reported_damage
+from engine.indexer import ensure_index, rebuild
+from engine.inputs import SearchInput
+from engine.live import LiveIndex
+from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
+from engine.store import KnowledgeStore
+from tests.engine.test_live import wait_for
+
+
+def scramble(path: Path) -> None:
+    """Random bytes over the middle half of a file, in place (as a bad disk or a stray write)."""
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        handle.seek(size // 4)
+        handle.write(os.urandom(size // 2))
+
+
+def segment_file(suffix: str) -> Callable[[Path], Path]:
+    return lambda generation: next(generation.glob(f"*{suffix}"))
+
+
+def overwrite(name: str, garbage: bytes) -> Callable[[Path], None]:
+    def damage(generation: Path) -> None:
+        (generation / name).write_bytes(garbage)
+
+    return damage
+
+
+DAMAGES: dict[str, Callable[[Path], None]] = {
+    "random bytes in .idx": lambda g: scramble(segment_file(".idx")(g)),
+    "random bytes in .store": lambda g: scramble(segment_file(".store")(g)),
+    "random bytes in .term": lambda g: scramble(segment_file(".term")(g)),
+    ".pos deleted": lambda g: segment_file(".pos")(g).unlink(),
+    "garbage manifest.sqlite3": overwrite("manifest.sqlite3", b"\x8f" * 4096),
+    "garbage meta.json": overwrite("meta.json", b'{"segments": [{"seg'),
+    "garbage knowhow.json": overwrite("knowhow.json", b"\x00\xff"),
+}
+
+
+def click(session_id: str, test_id: str) -> StepRecord:
+    return StepRecord(
+        timestamp=now_iso(),
+        sessionId=session_id,
+        tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
+        outcome=Outcome(ok=True),
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> KnowledgeStore:
+    store = KnowledgeStore(tmp_path / "root")
+    for session_id, test_id in (("mm-send1", "coin-overview-send"), ("mm-swap1", "swap-button")):
+        store.write_session(SessionMetadata(sessionId=session_id, createdAt=now_iso()))
+        store.record_step(click(session_id, test_id))
+    return store
+
+
+@pytest.fixture
+def index_dir(store: KnowledgeStore, tmp_path: Path) -> Path:
+    rebuild(store, tmp_path / "index")
+    return tmp_path / "index"
+
+
+def generation(index_dir: Path) -> Path:
+    current = IndexLayout(index_dir).current()
+    assert current is not None
+    return current
+
+
+def found(engine: KnowledgeEngine, query: str) -> set[str]:
+    engine.refresh()
+    return {r.stepId for r in engine.search(SearchInput(query=query)).results}
+
+
+def test_a_whole_generation_passes_the_check(index_dir: Path) -> None:
+    GenerationCheck(generation(index_dir)).verify(full=True)
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_each_damage_is_found_and_search_is_refused(
+    damage: str, store: KnowledgeStore, index_dir: Path
+) -> None:
+    damaged = generation(index_dir)
+    DAMAGES[damage](damaged)
+    with pytest.raises(IndexDamaged):
+        GenerationCheck(damaged).verify(full=True)
+    engine = KnowledgeEngine(store.root, index_dir)
+    with pytest.raises(IndexDamaged) as raised:
+        engine.search(SearchInput(query="send"))
+    assert raised.value.code == "MM_INDEX_UNAVAILABLE"
+    assert reported_damage(damaged), "reported to every process"
+
+
+def test_damage_after_opening_is_caught_even_when_tantivy_panics(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    """Random bytes in the postings of an open index make Tantivy panic (PanicException, a
+    BaseException): the engine verifies, reports the damage and answers IndexDamaged."""
+    engine = KnowledgeEngine(store.root, index_dir)
+    assert found(engine, "send") == {"mm-send1/0001-mm_click"}
+    scramble(segment_file(".idx")(generation(index_dir)))
+    with pytest.raises(IndexDamaged):
+        found(engine, "send")
+    other = KnowledgeEngine(store.root, index_dir)
+    with pytest.raises(IndexDamaged):
+        other.search(SearchInput(query="swap"))
+
+
+def test_knowhow_index_rebuilds_a_damaged_index_and_says_why(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    scramble(segment_file(".store")(generation(index_dir)))
+    report = ensure_index(store, index_dir)
+    assert report.rebuilt_because and ".store: checksum mismatch" in report.rebuilt_because
+    assert report.as_dict()["rebuiltBecause"] == report.rebuilt_because
+    assert generation(index_dir).name == "gen-0002"
+    engine = KnowledgeEngine(store.root, index_dir)
+    assert found(engine, "send") == {"mm-send1/0001-mm_click"}
+
+
+@pytest.mark.parametrize("damage", ["random bytes in .idx", "garbage manifest.sqlite3"])
+def test_the_live_writer_rebuilds_a_damaged_generation(
+    damage: str, live: LiveIndex, store: KnowledgeStore, index_dir: Path
+) -> None:
+    """A reader meets the damage; the writer rebuilds from the files, steps recorded meanwhile
+    included, and status says "rebuilding" (with the reason) until readers can search again."""
+    engine = KnowledgeEngine(store.root, index_dir)
+    assert found(engine, "swap") == {"mm-swap1/0001-mm_click"}
+    damaged = generation(index_dir)
+    DAMAGES[damage](damaged)
+    store.record_step(click("mm-swap1", "swap-review-quote"))
+    with pytest.raises(IndexDamaged):
+        GenerationCheck(damaged).verify(full=True)
+
+    def healed() -> bool:
+        try:
+            rebuilt = generation(index_dir) != damaged
+            return rebuilt and "mm-swap1/0002-mm_click" in found(engine, "swap review quote")
+        except IndexDamaged:
+            return False
+
+    wait_for(healed)
+    wait_for(lambda: live.is_writer)
+    assert live.stats.rebuilds == 1
+    assert live.stats.lastRebuildReason
+    status = live.status(engine.document_counts)
+    assert (status.health, status.healthReason) == ("ok", None)
+    assert status.documents == {"steps": 3, "sessions": 2}
+
+
+def test_status_tells_the_truth_while_a_generation_is_damaged(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    """Without a writer to rebuild it, a reported damage is "damaged", with its reason."""
+    engine = KnowledgeEngine(store.root, index_dir)
+    DAMAGES[".pos deleted"](generation(index_dir))
+    with pytest.raises(IndexDamaged):
+        found(engine, "send")
+    status = LiveIndex(store, index_dir).status(engine.document_counts)  # never started
+    assert status.health == "damaged"
+    assert status.healthReason and ".pos is missing" in status.healthReason
+    assert status.error and "damaged" in status.error
+    assert (generation(index_dir) / DAMAGE_FILE).exists()
