@@ -54,7 +54,7 @@ from engine.models import (
 )
 from engine.prior import PriorKnowledge, ScreenContext
 from engine.recall import Offers, result_offers, suggestion_offers, with_recalls
-from engine.redaction import is_secret, redact_step
+from engine.redaction import is_secret, scrub_step
 from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList
 from engine.screens import ScreenRules, default_rules
 from engine.settings import Settings
@@ -113,8 +113,8 @@ __all__ = [
     "now_iso",
     "parse_time",
     "rebuild",
-    "redact_step",
     "result_offers",
+    "scrub_step",
     "session_dir",
     "suggestion_offers",
     "supersede_step",

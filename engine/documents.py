@@ -20,6 +20,7 @@ from engine.labels import record_labels, tool_action
 from engine.limits import FIELD_TOKENS
 from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.payload import PayloadTarget, StepPayload, SupersededBy
+from engine.redaction import scrub_step
 from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
 from engine.screens import UNKNOWN, default_rules
 from engine.store import LoadedSession, LoadedStep
@@ -117,8 +118,9 @@ class SessionContext:
     roles: dict[str, str] = field(default_factory=dict)
 
     def advance(self, record: StepRecord) -> None:
-        """Move past `record`: its observation (taken after the action) is what comes next."""
-        obs = record.observation
+        """Move past `record`: its observation (taken after the action) is what comes next
+        (scrubbed: a secret shown on screen must not become a later step's target name)."""
+        obs = scrub_step(record, self.refs).observation
         self.screen = effective_screen(record)
         self.url = obs.state.currentUrl
         if obs.a11y.nodes:
@@ -188,9 +190,9 @@ def step_document(
     collects what supersede detection needs, with the same resolved target and screens.
     """
     goal = meta.goal
-    target = resolve_target(step.record, context)
+    record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
+    target = resolve_target(record, context)
     evidence = session_evidence(meta)
-    record = step.record
     obs = record.observation
     labels = record_labels(record)
     error = record.outcome.error

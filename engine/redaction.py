@@ -1,56 +1,195 @@
-"""Secrets never reach the knowledge root: text typed into password or recovery-phrase fields.
+"""Secrets never reach the knowledge root or the index: one scrubber for every step record.
 
 Knowledge is shared between agents and kept in plain files, so the password that unlocked a
-wallet or the words of a secret recovery phrase must not be stored. A step is a secret entry
-when anything that names the field it typed into — the input's own descriptive keys
-(`inputType`, `label`, `name`, …), the target's testId or selector, or the accessible name of
-the a11y ref — mentions password, passphrase, srp, secret, recovery, mnemonic or seed. Its
-`input.text` (and `input.value`) become `[REDACTED]`, with `textRedacted: true` and the
-original `textLength`, as the TypeScript recorder writes them. Over-redacting is the safe error.
+wallet, the words of a secret recovery phrase or a private key must not be stored. The
+recorders (`mm_knowledge_record_step`, the browser tools) scrub a record before writing it;
+the indexer and the summaries scrub again what they read, for files written by others.
+
+A step typed a secret when anything known about its target names one: the input's own
+descriptive values (`inputType: "password"`, `label`, a nested `fill.selector`…), the target's
+testId, selector, `a11yHint` role and name, the accessibility node its `a11yRef` resolves to
+(in the record's own snapshot or an earlier one the caller passes), or `textRedacted: true`.
+A secret is then every typed text of the record (`text`, `value`, `keys` at any depth of
+`tool.input` and of unknown fields such as `args`), every value under a key that names a
+secret (`input.password`), and any typed text that looks like a recovery phrase (12-24 short
+words, as a string or a list) or a private key (64 hex digits), whatever the target. Each
+secret value is replaced by `[REDACTED]`, and every other copy of it in the record (an error
+message, an observed testId's text, an a11y name) is cut out too. Observed text is a secret
+itself when it looks like one, or when it is the value of an input whose testId names a secret.
+Over-redacting is the safe error, but a button's label ("Continue" on `import-srp-confirm`)
+is knowledge, not a secret.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from engine.models import StepRecord
 
 REDACTED = "[REDACTED]"
-SECRET_WORDS = re.compile(r"passw|passphrase|srp|secret|recovery|mnemonic|seed", re.I)
-TEXT_KEYS = ("text", "value")
+SECRET_WORDS = re.compile(
+    r"passw|passphrase|secret|recovery|mnemonic|seed|private.?key|privkey", re.IGNORECASE
+)
+"""Words that name a secret anywhere in a description (`unlock-password`, `seedPhrase`)."""
+SECRET_TOKENS = frozenset({"pwd", "pw", "pass", "srp", "otp"})
+"""Short words that name a secret only as a whole word (`unlock-pwd`, not `spinner`)."""
+TEXT_KEYS = frozenset({"text", "value", "keys"})
+FIELD_TAGS = frozenset({"input", "textarea"})
+"""Observed elements whose text is a typed value (of a secret field, when the testId says so)."""
+"""Keys of typed text (Playwright `fill`/`type`/`press` arguments and the recorders' copies)."""
+STRUCTURE_KEYS = frozenset(
+    {"schemaVersion", "timestamp", "sessionId", "outcome", "observation", "labels", "recalled"}
+)
+"""Record fields written by the recorder itself, never typed text (scrubbed only of copies)."""
+TOOL_KEYS = frozenset({"name", "target", "textRedacted", "textLength"})
+MIN_COPY_CHARS = 4
+"""Shorter secrets are cut only where a whole value equals them (a one-letter password must
+not cut every `a` out of the record)."""
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PHRASE_WORD = re.compile(r"[a-z]{3,8}")
+_PHRASE_LENGTHS = frozenset({12, 15, 18, 21, 24})
+_PRIVATE_KEY = re.compile(r"(0x)?[0-9a-fA-F]{64}")
+
+RefNodes = Mapping[str, tuple[str, str]]
+"""a11y ref -> (role, name) of an earlier snapshot, as the indexer's session context holds."""
 
 
 def is_secret(description: str | None) -> bool:
     """Whether a field description (testId, selector, label, input type…) names a secret."""
-    return bool(description) and SECRET_WORDS.search(description or "") is not None
+    if not description:
+        return False
+    if SECRET_WORDS.search(description):
+        return True
+    return any(word.lower() in SECRET_TOKENS for word in _WORD.findall(description))
 
 
-def field_descriptions(record: StepRecord) -> Iterator[str]:
-    """Everything that describes the field a step typed into (never the typed text itself)."""
-    tool = record.tool
-    for key, value in (tool.input or {}).items():
-        if key not in TEXT_KEYS and isinstance(value, str):
-            yield value
-    target = tool.target
+def looks_like_secret(text: str | list[Any]) -> bool:
+    """A recovery phrase (12-24 lowercase words, as one string or a list) or a private key."""
+    if isinstance(text, list):
+        if not all(isinstance(word, str) for word in text):
+            return False
+        text = " ".join(text)
+    words = text.split()
+    if len(words) in _PHRASE_LENGTHS and all(_PHRASE_WORD.fullmatch(w) for w in words):
+        return True
+    return _PRIVATE_KEY.fullmatch(text.strip()) is not None
+
+
+def _typed_places(record: StepRecord) -> Iterator[tuple[str, Any]]:
+    """(key, value) of the parts of a record an agent typed into: `tool.input` and unknown
+    fields of the tool and the record (`args`, …)."""
+    if record.tool.input:
+        yield "input", record.tool.input
+    for key, value in (record.tool.model_extra or {}).items():
+        if key not in TOOL_KEYS:
+            yield key, value
+    for key, value in (record.model_extra or {}).items():
+        if key not in STRUCTURE_KEYS:
+            yield key, value
+
+
+def _strings(key: str, value: Any) -> Iterator[tuple[str, str | list[Any]]]:
+    """Every string (and list of strings) under `value`, with the key it sits under."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(str(k), v)
+    elif isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value):
+            yield key, value
+        else:
+            for item in value:
+                yield from _strings(key, item)
+
+
+def _target_descriptions(record: StepRecord, earlier: RefNodes) -> Iterator[str]:
+    """What the record knows about the element it acted on (never the typed text itself)."""
+    yield record.tool.name
+    for key, value in _typed_places(record):
+        for inner_key, text in _strings(key, value):
+            if inner_key not in TEXT_KEYS and isinstance(text, str):
+                yield text
+    target = record.tool.target
     if target is None:
         return
     yield from (v for v in (target.testId, target.selector) if v)
-    if target.a11yRef:
-        for node in record.observation.a11y.nodes:
-            if node.ref == target.a11yRef:
-                yield f"{node.role} {node.name}"
+    if target.a11yHint is not None:
+        yield f"{target.a11yHint.role} {target.a11yHint.name}"
+    for key, value in (target.model_extra or {}).items():
+        yield from (text for _, text in _strings(key, value) if isinstance(text, str))
+    if not target.a11yRef:
+        return
+    nodes = [n for n in record.observation.a11y.nodes if n.ref == target.a11yRef]
+    for node in nodes:
+        yield f"{node.role} {node.name}"
+        yield from (v for v in (node.model_extra or {}).values() if isinstance(v, str))
+    if not nodes and target.a11yRef in earlier:
+        yield " ".join(earlier[target.a11yRef])
 
 
-def redact_step(record: StepRecord) -> StepRecord:
-    """`record` with secret typed text replaced by `[REDACTED]`; the same object otherwise."""
-    data = dict(record.tool.input or {})
-    texts = {k: v for k in TEXT_KEYS if isinstance(v := data.get(k), str) and v != REDACTED}
-    if not texts:
-        return record
-    if not (record.tool.textRedacted or any(map(is_secret, field_descriptions(record)))):
-        return record
-    length = len(texts.get("text", next(iter(texts.values()))))
-    data.update(dict.fromkeys(texts, REDACTED))
-    tool = record.tool.model_copy(
-        update={"input": data, "textRedacted": True, "textLength": length}
+def _flatten(value: str | list[Any]) -> list[str]:
+    return [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+
+
+def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[str]:
+    """The secret values typed in `record` (in record order, typed text first)."""
+    secret_target = bool(record.tool.textRedacted) or any(
+        map(is_secret, _target_descriptions(record, earlier or {}))
     )
-    return record.model_copy(update={"tool": tool})
+    found: list[str] = []
+    for key, value in _typed_places(record):
+        for inner_key, text in _strings(key, value):
+            typed = inner_key in TEXT_KEYS
+            if is_secret(inner_key) or (typed and (secret_target or looks_like_secret(text))):
+                found += _flatten(text)
+            elif isinstance(text, str) and looks_like_secret(text):
+                found.append(text)
+    for item in record.observation.testIds:
+        field = item.tag in FIELD_TAGS and is_secret(item.testId)
+        if item.text and (field or looks_like_secret(item.text)):
+            found.append(item.text)
+    found += [n.name for n in record.observation.a11y.nodes if looks_like_secret(n.name)]
+    return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+
+
+def _scrub(value: Any, secrets: list[str]) -> Any:
+    """`value` with every secret (and every copy inside a longer text) replaced."""
+    if isinstance(value, str):
+        if value in secrets:
+            return REDACTED
+        for secret in secrets:
+            if len(secret) >= MIN_COPY_CHARS and secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, secrets) for v in value]
+    return value
+
+
+def _typed_length(record: StepRecord) -> int | None:
+    """The length of the text typed into the field (what `textLength` reports)."""
+    text = (record.tool.input or {}).get("text")
+    if isinstance(text, str) and text != REDACTED:
+        return len(text)
+    return record.tool.textLength
+
+
+def scrub_step(record: StepRecord, earlier: RefNodes | None = None) -> StepRecord:
+    """`record` with every secret and every copy of one replaced by `[REDACTED]`; the same
+    object when it holds none. `earlier` resolves an `a11yRef` missing from the record's own
+    snapshot (the refs of the session's latest snapshot before the step)."""
+    secrets = typed_secrets(record, earlier)
+    if not secrets:
+        return record
+    secrets.sort(key=len, reverse=True)  # a longer secret first: its parts stay inside it
+    data = _scrub(record.model_dump(mode="json", exclude_none=True), secrets)
+    typed = {s for _, value in _strings("input", record.tool.input or {}) for s in _flatten(value)}
+    if record.tool.textRedacted or not typed.isdisjoint(secrets):
+        data["tool"]["textRedacted"] = True
+        length = _typed_length(record)
+        if length is not None:
+            data["tool"]["textLength"] = length
+    return StepRecord.model_validate(data)

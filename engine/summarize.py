@@ -12,20 +12,20 @@ from engine.filters import scope_session
 from engine.inputs import SummarizeInput
 from engine.labels import DISCOVERY_TOOLS, tool_action
 from engine.models import StepRecord
+from engine.redaction import REDACTED, scrub_step
 from engine.results import RecipeAction, RecipeFailure, SessionRecipe, SessionSummary
-from engine.store import KnowledgeStore, LoadedSession, LoadedStep
+from engine.store import KnowledgeStore, LoadedSession
 
 SILENT_TOOLS = DISCOVERY_TOOLS | {"launch", "screenshot", "cleanup"}
 
 
-def _action(step: LoadedStep, context: SessionContext) -> RecipeAction:
-    record = step.record
+def _action(step_id: str, record: StepRecord, context: SessionContext) -> RecipeAction:
     resolved = resolve_target(record, context)
     text = None
     if record.tool.input and isinstance(record.tool.input.get("text"), str):
-        text = "[REDACTED]" if record.tool.textRedacted else record.tool.input["text"]
+        text = REDACTED if record.tool.textRedacted else record.tool.input["text"]
     return RecipeAction(
-        stepId=step.step_id,
+        stepId=step_id,
         tool=record.tool.name,
         screen=context.screen or record.screen,
         target=(resolved.describe() or None) if resolved else None,
@@ -59,11 +59,11 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
     open_failures: list[RecipeFailure] = []
     context = SessionContext()
     for step in loaded.steps:
-        record = step.record
+        record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
         if not screens or screens[-1] != record.screen:
             screens.append(record.screen)
         if _is_action(record):
-            action = _action(step, context)
+            action = _action(step.step_id, record, context)
             if record.outcome.ok:
                 actions.append(action)
                 for failure in open_failures:

@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from engine import (
     GitInfo,
     InvalidInput,
@@ -22,13 +24,15 @@ from engine import (
     StepRecord,
     labelled,
     now_iso,
-    redact_step,
+    scrub_step,
 )
-from server.inputs import RecordStepInput, StartSessionInput
+from server.inputs import StartSessionInput
 
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_SECONDS = 3.0
+EARLIER_SNAPSHOT_STEPS = 50
+"""How far back `earlier_refs` looks for the snapshot an `a11yRef` came from."""
 _ALPHABET = string.digits + string.ascii_lowercase
 
 
@@ -109,6 +113,26 @@ def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) 
     return metadata
 
 
-def prepare_step(request: RecordStepInput, session_id: str, timestamp: str) -> StepRecord:
-    """The record to store: session and time filled in, secrets redacted, labels derived."""
-    return labelled(redact_step(request.to_record(session_id, timestamp)))
+def earlier_refs(store: KnowledgeStore, record: StepRecord) -> dict[str, tuple[str, str]]:
+    """The a11y refs of the session's newest earlier snapshot holding the step's `a11yRef`,
+    when its own observation does not: `{"a11yRef": "e5"}` typed into whatever node `e5` was
+    (a password box is a secret field although the step does not say so)."""
+    target = record.tool.target
+    ref = target.a11yRef if target and target.a11yHint is None else None
+    if not ref or any(node.ref == ref for node in record.observation.a11y.nodes):
+        return {}
+    for path in reversed(store.step_files(record.sessionId)[-EARLIER_SNAPSHOT_STEPS:]):
+        try:
+            nodes = store.read_step(path).observation.a11y.nodes
+        except (OSError, ValueError, ValidationError):
+            continue  # skipped and reported by the indexer
+        if any(node.ref == ref for node in nodes):
+            return {node.ref: (node.role, node.name) for node in nodes}
+    return {}
+
+
+def write_step(store: KnowledgeStore, record: StepRecord) -> tuple[str, StepRecord]:
+    """Store a step sent to `mm_knowledge_record_step` (secrets scrubbed, labels derived);
+    returns its step id and the record as written."""
+    record = labelled(scrub_step(record, earlier_refs(store, record)))
+    return store.record_step(record), record

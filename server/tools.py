@@ -30,7 +30,7 @@ from engine import (
 )
 from server import schemas
 from server.inputs import RecordStepInput, StartSessionInput, StatusInput
-from server.recording import begin_session, prepare_step
+from server.recording import begin_session, write_step
 from server.state import ServerState
 
 Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
@@ -108,8 +108,8 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
             f"no current session: call {state.settings.tool_prefix}knowledge_start_session "
             "first, or pass sessionId"
         )
-    record = with_recalls(prepare_step(request, session_id, now_iso()), state.offers)
-    step_id = await state.write(partial(state.store.record_step, record))
+    record = with_recalls(request.to_record(session_id, now_iso()), state.offers)
+    step_id, record = await state.write(partial(write_step, state.store, record))
     return StepRecorded(
         stepId=step_id,
         sessionId=session_id,

@@ -25,7 +25,7 @@ from engine import (
     StepRecord,
     ToolCall,
     now_iso,
-    redact_step,
+    scrub_step,
     with_recalls,
 )
 from server.browser.actions import StepDraft
@@ -130,7 +130,7 @@ async def _write(
         timing={"durationMs": duration_ms},
         artifacts=draft.artifacts,
     )
-    record = redact_step(with_recalls(record, state.offers))
+    record = scrub_step(with_recalls(record, state.offers))
     step_id = await state.write(partial(state.store.record_step, record))
     return step_id, record
 
