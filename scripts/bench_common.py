@@ -22,7 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from server.explorer import knowhow_command
+
 REPO = Path(__file__).resolve().parents[1]
+knowhow_cmd = knowhow_command
+"""The `knowhow` command of this environment, started as the explorer and the tests start it."""
 DOC = REPO / "docs" / "BENCHMARKS.md"
 GNU_TIME = Path("/usr/bin/time")
 
@@ -43,12 +47,6 @@ def eval_dir() -> Path:
     """The shared, read-only eval folder: ../shared/eval next to the repo, or $KNOWHOW_EVAL_DIR."""
     env = os.environ.get("KNOWHOW_EVAL_DIR")
     return Path(env) if env else REPO.parent / "shared" / "eval"
-
-
-def knowhow_cmd() -> list[str]:
-    """The console script next to the running interpreter (the venv), else `-m server.cli`."""
-    exe = Path(sys.executable).parent / "knowhow"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "server.cli"]
 
 
 @dataclass
