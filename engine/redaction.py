@@ -22,6 +22,7 @@ is knowledge, not a secret.
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from engine.models import StepRecord
@@ -49,6 +50,8 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _PHRASE_LENGTHS = frozenset({12, 15, 18, 21, 24})
 _PRIVATE_KEY = re.compile(r"(0x)?[0-9a-fA-F]{64}")
+MIN_SECRET_CHARS = 12 * 3 + 11
+"""The shortest recovery phrase (12 words of 3 letters); a private key is longer."""
 
 RefNodes = Mapping[str, tuple[str, str]]
 """a11y ref -> (role, name) of an earlier snapshot, as the indexer's session context holds."""
@@ -56,8 +59,12 @@ RefNodes = Mapping[str, tuple[str, str]]
 
 def is_secret(description: str | None) -> bool:
     """Whether a field description (testId, selector, label, input type…) names a secret."""
-    if not description:
-        return False
+    return bool(description) and _names_secret(description or "")
+
+
+@lru_cache(maxsize=65_536)
+def _names_secret(description: str) -> bool:
+    """(cached: the same testIds, roles and tool names recur on every step)"""
     if SECRET_WORDS.search(description):
         return True
     return any(word.lower() in SECRET_TOKENS for word in _WORD.findall(description))
@@ -69,6 +76,8 @@ def looks_like_secret(text: str | list[Any]) -> bool:
         if not all(isinstance(word, str) for word in text):
             return False
         text = " ".join(text)
+    if len(text) < MIN_SECRET_CHARS:
+        return False
     words = text.split()
     if len(words) in _PHRASE_LENGTHS and all(_PHRASE_WORD.fullmatch(w) for w in words):
         return True
@@ -103,13 +112,12 @@ def _strings(key: str, value: Any) -> Iterator[tuple[str, str | list[Any]]]:
                 yield from _strings(key, item)
 
 
-def _target_descriptions(record: StepRecord, earlier: RefNodes) -> Iterator[str]:
+def _target_descriptions(
+    record: StepRecord, typed: list[tuple[str, str | list[Any]]], earlier: RefNodes
+) -> Iterator[str]:
     """What the record knows about the element it acted on (never the typed text itself)."""
     yield record.tool.name
-    for key, value in _typed_places(record):
-        for inner_key, text in _strings(key, value):
-            if inner_key not in TEXT_KEYS and isinstance(text, str):
-                yield text
+    yield from (text for key, text in typed if key not in TEXT_KEYS and isinstance(text, str))
     target = record.tool.target
     if target is None:
         return
@@ -134,17 +142,16 @@ def _flatten(value: str | list[Any]) -> list[str]:
 
 def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[str]:
     """The secret values typed in `record` (in record order, typed text first)."""
+    typed = [pair for key, value in _typed_places(record) for pair in _strings(key, value)]
     secret_target = bool(record.tool.textRedacted) or any(
-        map(is_secret, _target_descriptions(record, earlier or {}))
+        map(is_secret, _target_descriptions(record, typed, earlier or {}))
     )
     found: list[str] = []
-    for key, value in _typed_places(record):
-        for inner_key, text in _strings(key, value):
-            typed = inner_key in TEXT_KEYS
-            if is_secret(inner_key) or (typed and (secret_target or looks_like_secret(text))):
-                found += _flatten(text)
-            elif isinstance(text, str) and looks_like_secret(text):
-                found.append(text)
+    for key, text in typed:
+        if is_secret(key) or (key in TEXT_KEYS and (secret_target or looks_like_secret(text))):
+            found += _flatten(text)
+        elif isinstance(text, str) and looks_like_secret(text):
+            found.append(text)
     for item in record.observation.testIds:
         field = item.tag in FIELD_TAGS and is_secret(item.testId)
         if item.text and (field or looks_like_secret(item.text)):
