@@ -13,6 +13,7 @@ from engine.errors import (
     InvalidInput,
     KnowhowError,
     NoActiveSession,
+    NotFound,
     WriteFailed,
 )
 from engine.files import atomic_create, session_dir
@@ -32,6 +33,7 @@ from engine.inputs import (
 )
 from engine.knowledge import KnowledgeEngine
 from engine.labels import labelled
+from engine.lease import WriterLease
 from engine.limits import check_record
 from engine.live import LiveIndex
 from engine.models import (
@@ -55,7 +57,7 @@ from engine.models import (
 from engine.prior import PriorKnowledge, ScreenContext
 from engine.recall import Offers, result_offers, suggestion_offers, with_recalls
 from engine.redaction import is_secret, scrub_step
-from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList
+from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList, StepSummary
 from engine.screens import ScreenRules, default_rules
 from engine.settings import Settings
 from engine.store import KnowledgeStore
@@ -74,6 +76,7 @@ __all__ = [
     "LastInput",
     "LiveIndex",
     "NoActiveSession",
+    "NotFound",
     "Observation",
     "Offers",
     "Outcome",
@@ -95,6 +98,7 @@ __all__ = [
     "StepInput",
     "StepList",
     "StepRecord",
+    "StepSummary",
     "StepTarget",
     "Strict",
     "SummarizeInput",
@@ -104,6 +108,7 @@ __all__ = [
     "TimelineInput",
     "ToolCall",
     "WriteFailed",
+    "WriterLease",
     "atomic_create",
     "check_record",
     "default_rules",

@@ -123,7 +123,7 @@ def supersede(
     if superseded_by is None and not reason:
         raise InvalidInput("supersededBy", "give supersededBy (a step id) or a reason")
     if not store.has_step(step_id):
-        raise NotFound(f"stepId: no step {step_id!r}; find step ids with mm_knowledge_search")
+        raise NotFound(f"stepId: no step {step_id!r}; search to find step ids")
     by = None
     if superseded_by is not None:
         if superseded_by == step_id:

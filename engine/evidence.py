@@ -78,14 +78,18 @@ def snippet(payload: StepPayload, matched_fields: Iterable[str]) -> str:
     top = list(matched_fields)[:MAX_SNIPPET_MATCHES]
     if top:
         parts.append(f"match: {', '.join(top)}")
-    target = describe_target(payload.get("target"))
-    if target:
-        parts.append(target)
+    # What the match already shows is not repeated (a testId, the screen, the error code).
+    shown = " ".join(top)
+    target = payload.get("target") or {}
+    described = describe_target(target)
+    labels = (f"testId:{target.get('testId')}", f"selector:{target.get('selector')}")
+    if described and not any(label in top for label in labels):
+        parts.append(described)
     if payload.get("labels"):
         parts.append(f"labels: {', '.join(payload['labels'])}")
-    if payload.get("screen"):
+    if payload.get("screen") and f"screen:{payload['screen']}" not in shown:
         parts.append(f"screen: {payload['screen']}")
     error = payload.get("error")
-    if not payload.get("ok", True) and error:
+    if not payload.get("ok", True) and error and f"error:{error.get('code')}" not in shown:
         parts.append(f"error: {error.get('code')}")
     return ", ".join(parts) or str(payload.get("tool", ""))

@@ -36,6 +36,16 @@ SessionId = Annotated[str, Field(min_length=4, max_length=128), AfterValidator(_
 """A session id field of any input model: one that cannot leave the knowledge root."""
 
 
+def _has_words(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain something to search for, not only spaces")
+    return value
+
+
+Query = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_has_words)]
+"""Search text: 1..200 characters, not all of them whitespace (rejected like "")."""
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -62,7 +72,7 @@ class KnowledgeFilters(Strict):
 
 
 class SearchInput(Strict):
-    query: Annotated[str, Field(min_length=1, max_length=200)]
+    query: Query
     limit: Annotated[int, Field(ge=1, le=100, strict=True)] = 20
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)] = 0
     scope: Scope = "all"
@@ -104,7 +114,7 @@ class TimelineInput(Strict):
     """An anchor step (or a query whose best hit becomes the anchor) and its neighbours."""
 
     anchor: StepId | None = None
-    query: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    query: Query | None = None
     before: Annotated[int, Field(ge=0, le=MAX_TIMELINE_DEPTH, strict=True)] = 5
     after: Annotated[int, Field(ge=0, le=MAX_TIMELINE_DEPTH, strict=True)] = 5
     scope: Literal["session", "all"] = "session"
@@ -160,7 +170,9 @@ def validate(model: type[M], data: object) -> M:
     except ValidationError as exc:
         # In a union (scope: "current" | "all" | {sessionId}) pydantic reports every branch;
         # the deepest location is the one that says what is wrong with what was sent.
-        errors = [(_field_path(e["loc"]), e["msg"]) for e in exc.errors()]
+        errors = [
+            (_field_path(e["loc"]), e["msg"].removeprefix("Value error, ")) for e in exc.errors()
+        ]
         field, message = max(errors, key=lambda e: e[0].count("."))
         raise InvalidInput(field or "input", message) from None
 

@@ -15,12 +15,14 @@ from typing import TypeVar
 from analyzers import SynonymTable
 from engine import listing
 from engine.errors import IndexDamaged, IndexUnavailable, NotFound
-from engine.filters import ReadView
+from engine.files import session_dir
+from engine.filters import ReadView, scope_session
 from engine.index import IndexLayout, IndexReader
 from engine.index_check import GenerationCheck, is_panic, report_damage, reported_damage
 from engine.index_status import document_counts
 from engine.inputs import (
     LastInput,
+    Scope,
     SearchInput,
     SessionsInput,
     StepInput,
@@ -120,10 +122,22 @@ class KnowledgeEngine:
             view = self._view(current_session)
             return search(view, request, self.synonyms, self._typos(view))
 
-        return self._guarded(run)
+        page = self._guarded(run)
+        missing = self._missing_session(request.scope, current_session) if not page.total else None
+        return page.model_copy(update={"hint": missing}) if missing else page
 
     def last(self, request: LastInput, *, current_session: str | None = None) -> StepList:
-        return self._guarded(lambda: listing.last(self._view(current_session), request))
+        steps = self._guarded(lambda: listing.last(self._view(current_session), request))
+        missing = self._missing_session(request.scope, current_session) if not steps.total else None
+        return steps.model_copy(update={"hint": missing}) if missing else steps
+
+    def _missing_session(self, scope: Scope, current_session: str | None) -> str | None:
+        """Why a scoped read found nothing when its session does not exist (a note, not an
+        error: a session just started by another process may not be indexed yet)."""
+        session_id = scope_session(scope, current_session)
+        if session_id is None or session_dir(self.root, session_id).is_dir():
+            return None
+        return f"No session {session_id!r} under {self.root}; list the sessions to see which exist."
 
     def sessions(self, request: SessionsInput) -> SessionList:
         return self._guarded(lambda: listing.sessions(self._view(), request))

@@ -37,6 +37,9 @@ class StepSummary(Result):
     timestamp: str
     tool: str
     screen: str
+    onScreen: str | None = None
+    """The screen the action was taken on, when it is not `screen` (where the step ended):
+    match evidence names it (`screen:confirm-transaction` on a step that ended on `home`)."""
     snippet: str
     ok: bool
     target: dict[str, str] | None = None
@@ -68,6 +71,8 @@ class SearchPage(Result):
 class StepList(Result):
     total: int
     steps: list[StepSummary]
+    hint: str | None = None
+    """Why nothing came back when the scope names a session that does not exist."""
 
 
 class SessionSummary(Result):

@@ -23,12 +23,15 @@ def step_row(
     Lifecycle fields appear on superseded steps (shown on request); with `always_flag` every
     row says `isSuperseded`, as timelines do, since they show history as it was.
     """
+    screen = payload.get("screen") or "unknown"
+    on_screen = payload.get("onScreen")
     return StepSummary(
         stepId=step_id,
         sessionId=session_id,
         timestamp=payload.get("timestamp", ""),
         tool=payload.get("tool", ""),
-        screen=payload.get("screen") or "unknown",
+        screen=screen,
+        onScreen=on_screen if on_screen and on_screen not in (screen, "unknown") else None,
         snippet=snippet(payload, matched_fields or []),
         ok=bool(payload.get("ok")),
         target=payload.get("target"),

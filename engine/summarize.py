@@ -103,6 +103,6 @@ def summarize(root: Path, request: SummarizeInput, current_session: str | None) 
         session_id = scope_session(request.scope, current_session) or ""
     if not (root / session_id).is_dir():
         raise NotFound(
-            f"no session {session_id!r} under {root}; list them with mm_knowledge_sessions"
+            f"no session {session_id!r} under {root}; list the sessions to see which exist"
         )
     return summarize_session(KnowledgeStore(root).load_session(session_id))

@@ -51,9 +51,7 @@ def find_step(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str, 
     query = all_of(term(schema, "doc_type", DOC_STEP), term(schema, "step_id", step_id))
     found = searcher.search(query, limit=1)
     if not found.hits:
-        raise NotFound(
-            f"{field}: no step {step_id!r} in the index; find step ids with mm_knowledge_search"
-        )
+        raise NotFound(f"{field}: no step {step_id!r} in the index; search to find step ids")
     return Hit(searcher.doc(found.hits[0][1]))
 
 

@@ -5,19 +5,24 @@ Human-readable by default, `--json` for machines. Errors print `{"ok": false, "e
 (with --json) or a one-line message, and exit with status 2.
 """
 
+import inspect
 import json
+import os
 import shutil
+import socket
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial, wraps
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -26,6 +31,7 @@ from engine import (
     KnowledgeEngine,
     KnowledgeStore,
     LastInput,
+    NotFound,
     Result,
     SearchInput,
     SearchPage,
@@ -34,10 +40,12 @@ from engine import (
     SessionsInput,
     Settings,
     StepList,
+    StepSummary,
     SummarizeInput,
     SupersedeInput,
     SyncReport,
     TimelineInput,
+    WriterLease,
     ensure_index,
     rebuild,
     supersede_step,
@@ -46,13 +54,17 @@ from engine import (
 from server.envelope import envelope
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-out = Console()
-err = Console(stderr=True)
+PIPED_WIDTH = 4096
+"""Output read by a program or a pager is not wrapped at 80 columns: lines are as long as
+their content, so step ids and commands stay whole and copy-pasteable."""
+out = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else PIPED_WIDTH)
 
 RootOpt = Annotated[Path | None, typer.Option("--root", help="Knowledge root [env KNOWHOW_ROOT]")]
 IndexOpt = Annotated[Path | None, typer.Option("--index", help="Index dir [env KNOWHOW_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
 ScopeOpt = Annotated[str, typer.Option("--scope", help="'all', 'current' or a session id")]
+OneScopeOpt = Annotated[str, typer.Option("--scope", help="'current' or a session id")]
 SessionOpt = Annotated[
     str | None,
     typer.Option("--session", help="Session that scope 'current' means (default: newest)"),
@@ -69,7 +81,48 @@ ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool (mm_
 AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
 BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
 
+SESSION_FILTERS = {
+    "flow_tag": ("flowTag", FlowOpt),
+    "tag": ("tag", TagOpt),
+    "since_hours": ("sinceHours", SinceOpt),
+    "git_branch": ("gitBranch", BranchOpt),
+}
+STEP_FILTERS = SESSION_FILTERS | {
+    "screen": ("screen", ScreenOpt),
+    "ok": ("ok", OkOpt),
+    "tool": ("tool", ToolOpt),
+    "after": ("after", AfterOpt),
+    "before": ("before", BeforeOpt),
+}
+"""CLI option name -> (name in `filters`, option): search and last take all, sessions the
+session ones. Declared once, added to each command by `with_filters`."""
+
 T = TypeVar("T")
+C = TypeVar("C", bound=Callable[..., None])
+
+
+def with_filters(options: dict[str, tuple[str, Any]]) -> Callable[[C], C]:
+    """Give a command the filter options (`--flow-tag` …) and pass them on as one `filters`
+    dict in the tools' names (None when none was given), so that search, last and sessions
+    declare and build their filters in one place."""
+
+    def decorate(command: C) -> C:
+        signature = inspect.signature(command)
+        own = [p for p in signature.parameters.values() if p.name != "filters"]
+        added = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=opt)
+            for name, (_, opt) in options.items()
+        ]
+
+        @wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            given = {key: kwargs.pop(name) for name, (key, _) in options.items()}
+            command(*args, **kwargs, filters=_filters(**given))
+
+        wrapper.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def _settings(root: Path | None, index: Path | None) -> Settings:
@@ -157,14 +210,38 @@ def _report(report: SyncReport, as_json: bool) -> None:
     _emit(report.as_dict(), as_json, render)
 
 
+def _store(settings: Settings) -> KnowledgeStore:
+    """The knowledge root to index; a root that does not exist is an error naming it (indexing
+    it would silently find nothing)."""
+    if not settings.root.is_dir():
+        raise NotFound(
+            f"knowledge root {settings.root} does not exist; pass --root (or KNOWHOW_ROOT) "
+            "with the folder that holds the session folders"
+        )
+    return KnowledgeStore(settings.root)
+
+
 @app.command()
 def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = False) -> None:
-    """Bring the index up to date with the knowledge root (builds it the first time)."""
+    """Bring the index up to date with the knowledge root (builds it the first time).
+
+    When a running `knowhow serve` holds the writer lease it keeps the index current itself:
+    then this says so and exits 0."""
     settings = _settings(root, index_dir)
-    with _progress("indexing", as_json) as progress:
-        report = _run(
-            as_json, lambda: ensure_index(KnowledgeStore(settings.root), settings.index, progress)
+    store = _run(as_json, lambda: _store(settings))
+    lease = WriterLease(settings.index)
+    if settings.index.is_dir() and not lease.try_acquire():
+        message = (
+            f"a running knowhow server is the index writer of {settings.index} and keeps it "
+            "current (recorded steps are searchable within about a second); nothing to do"
         )
+        _emit({"indexedBy": "writer", "message": message}, as_json, lambda: out.print(message))
+        return
+    try:
+        with _progress("indexing", as_json) as progress:
+            report = _run(as_json, lambda: ensure_index(store, settings.index, progress))
+    finally:
+        lease.release()
     _report(report, as_json)
 
 
@@ -172,68 +249,69 @@ def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = F
 def reindex(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = False) -> None:
     """Rebuild the index from the files into a new generation and swap it in atomically."""
     settings = _settings(root, index_dir)
+    store = _run(as_json, lambda: _store(settings))
     with _progress("rebuilding", as_json) as progress:
-        report = _run(
-            as_json, lambda: rebuild(KnowledgeStore(settings.root), settings.index, progress)
-        )
+        report = _run(as_json, lambda: rebuild(store, settings.index, progress))
     _report(report, as_json)
 
 
-def _render_steps(title: str, steps: list[Any], total: int, extra: str = "") -> None:
-    table = Table(title=f"{title} ({total} in all{extra})", show_lines=False)
-    for column in ("#", "score", "session / step", "tool", "screen", "snippet"):
-        table.add_column(column, overflow="fold")
+def _git(git: dict[str, Any] | None) -> str:
+    """`branch@commit`, `*` when the tree was dirty; empty when the session recorded no git."""
+    if not git:
+        return ""
+    where = f"{git.get('branch') or '?'}@{str(git.get('commit') or '?')[:7]}"
+    return where + ("*" if git.get("dirty") else "")
+
+
+def _render_steps(
+    title: str, steps: list[StepSummary], total: int, extra: str = "", hint: str | None = None
+) -> None:
+    """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
+    the score column appears only when the rows have scores (search, not last); the screen
+    is `acted on → ended on` when the two differ, as the match evidence names the first."""
+    heading = escape(f"{title} ({total} in all{extra})")
+    if not steps:
+        out.print(heading + (f": {escape(hint)}" if hint else ""))
+        return
+    table = Table(title=heading, show_lines=False)
+    scored = any(step.score is not None for step in steps)
+    table.add_column("#", no_wrap=True)
+    if scored:
+        table.add_column("score", no_wrap=True)
+    table.add_column("session / step", no_wrap=True)
+    table.add_column("tool", no_wrap=True)
+    table.add_column("screen", no_wrap=True)
+    table.add_column("snippet", overflow="fold")
     for rank, step in enumerate(steps, 1):
-        score = f"{step.score:.1f}" if step.score is not None else ""
         mark = "" if step.ok else " [red]✗[/red]"
-        table.add_row(str(rank), score, step.stepId, step.tool + mark, step.screen, step.snippet)
+        screen = f"{step.onScreen} → {step.screen}" if step.onScreen else step.screen
+        cells = [str(rank)] + ([f"{step.score:.1f}" if step.score is not None else ""] * scored)
+        cells += [step.stepId, escape(step.tool) + mark, escape(screen), escape(step.snippet)]
+        table.add_row(*cells)
     out.print(table)
+    if hint:
+        out.print(escape(hint))
 
 
 @app.command()
+@with_filters(STEP_FILTERS)
 def search(
     query: Annotated[str, typer.Argument(help="What you are looking for, in any words")],
     limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
     offset: Annotated[int, typer.Option("--offset")] = 0,
     scope: ScopeOpt = "all",
-    flow_tag: FlowOpt = None,
-    tag: TagOpt = None,
-    screen: ScreenOpt = None,
-    since_hours: SinceOpt = None,
-    git_branch: BranchOpt = None,
-    ok: OkOpt = None,
-    tool: ToolOpt = None,
-    after: AfterOpt = None,
-    before: BeforeOpt = None,
     session: SessionOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
     as_json: JsonOpt = False,
+    filters: dict[str, Any] | None = None,
 ) -> None:
     """Search steps of all sessions (or one scope), best first, with match evidence."""
     settings = _settings(root, index_dir)
+    request_data = {"query": query, "limit": limit, "offset": offset, "filters": filters}
 
     def run() -> SearchPage:
-        request = validate(
-            SearchInput,
-            {
-                "query": query,
-                "limit": limit,
-                "offset": offset,
-                "scope": _scope(scope),
-                "filters": _filters(
-                    flowTag=flow_tag,
-                    tag=tag,
-                    screen=screen,
-                    sinceHours=since_hours,
-                    gitBranch=git_branch,
-                    ok=ok,
-                    tool=tool,
-                    after=after,
-                    before=before,
-                ),
-            },
-        )
+        request = validate(SearchInput, request_data | {"scope": _scope(scope)})
         engine = _engine(settings)
         return engine.search(request, current_session=_current(engine, settings, session))
 
@@ -241,98 +319,63 @@ def search(
 
     def render() -> None:
         more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
-        _render_steps(f"search {page.query!r}", page.results, page.total, more)
-        if page.hint:
-            out.print(page.hint)
+        _render_steps(f"search {page.query!r}", page.results, page.total, more, page.hint)
 
     _emit(page, as_json, render)
 
 
 @app.command()
+@with_filters(STEP_FILTERS)
 def last(
     n: Annotated[int, typer.Option("-n")] = 20,
     scope: ScopeOpt = "current",
-    flow_tag: FlowOpt = None,
-    tag: TagOpt = None,
-    screen: ScreenOpt = None,
-    since_hours: SinceOpt = None,
-    git_branch: BranchOpt = None,
-    ok: OkOpt = None,
-    tool: ToolOpt = None,
     session: SessionOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
     as_json: JsonOpt = False,
+    filters: dict[str, Any] | None = None,
 ) -> None:
     """The last N steps of the current session (or of a scope), oldest first."""
     settings = _settings(root, index_dir)
 
     def run() -> StepList:
-        request = validate(
-            LastInput,
-            {
-                "n": n,
-                "scope": _scope(scope),
-                "filters": _filters(
-                    flowTag=flow_tag,
-                    tag=tag,
-                    screen=screen,
-                    sinceHours=since_hours,
-                    gitBranch=git_branch,
-                    ok=ok,
-                    tool=tool,
-                ),
-            },
-        )
+        request = validate(LastInput, {"n": n, "scope": _scope(scope), "filters": filters})
         engine = _engine(settings)
         return engine.last(request, current_session=_current(engine, settings, session))
 
     steps = _run(as_json, run)
-    _emit(steps, as_json, lambda: _render_steps("last steps", steps.steps, steps.total))
+    render = partial(_render_steps, "last steps", steps.steps, steps.total, hint=steps.hint)
+    _emit(steps, as_json, render)
 
 
 @app.command()
+@with_filters(SESSION_FILTERS)
 def sessions(
     limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
-    flow_tag: FlowOpt = None,
-    tag: TagOpt = None,
-    since_hours: SinceOpt = None,
-    git_branch: BranchOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
     as_json: JsonOpt = False,
+    filters: dict[str, Any] | None = None,
 ) -> None:
-    """Recent sessions, newest first, with goal, tags, branch and step counts."""
+    """Recent sessions, newest first, with goal, flowTags, tags, git and step counts."""
     settings = _settings(root, index_dir)
 
     def run() -> SessionList:
-        request = validate(
-            SessionsInput,
-            {
-                "limit": limit,
-                "filters": _filters(
-                    flowTag=flow_tag, tag=tag, sinceHours=since_hours, gitBranch=git_branch
-                ),
-            },
-        )
+        request = validate(SessionsInput, {"limit": limit, "filters": filters})
         return _engine(settings).sessions(request)
 
     found = _run(as_json, run)
 
     def render() -> None:
         table = Table(title=f"sessions ({found.total} in all)")
-        for column in ("session", "created", "flowTags", "tags", "goal", "steps", "failed"):
+        for column in ("session", "created", "flowTags", "tags", "git"):
+            table.add_column(column, no_wrap=True)
+        for column in ("goal", "steps", "failed"):
             table.add_column(column, overflow="fold")
         for s in found.sessions:
-            table.add_row(
-                s.sessionId,
-                s.createdAt,
-                ", ".join(s.flowTags),
-                ", ".join(s.tags),
-                s.goal or "",
-                str(s.stepCount),
-                str(s.failedStepCount),
-            )
+            cells = [s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags)]
+            cells += [_git(s.git), s.goal or "", str(s.stepCount), str(s.failedStepCount)]
+            table.add_row(*(escape(cell) for cell in cells))
         out.print(table)
 
     _emit(found, as_json, render)
@@ -341,7 +384,7 @@ def sessions(
 @app.command()
 def summarize(
     session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
-    scope: ScopeOpt = "current",
+    scope: OneScopeOpt = "current",
     session: SessionOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
@@ -362,21 +405,20 @@ def summarize(
 
     def render() -> None:
         s = recipe.session
-        out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {s.goal or '-'}")
-        out.print(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}")
-        out.print("screens: " + " → ".join(recipe.screens))
+        out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {escape(s.goal or '-')}")
+        out.print(escape(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}"))
+        out.print(escape("screens: " + " → ".join(recipe.screens)))
         for a in recipe.actions:
             text = f" text={a.text!r}" if a.text else ""
-            out.print(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}")
+            out.print(escape(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}"))
         for f in recipe.failures:
             fix = (
                 f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}"
                 if f.recoveredBy
                 else ""
             )
-            out.print(
-                f"  [red]✗[/red] {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
-            )
+            line = f" {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
+            out.print("  [red]✗[/red]" + escape(line))
 
     _emit(recipe, as_json, render)
 
@@ -404,7 +446,7 @@ def timeline(
             mark = "▶" if step.stepId == line.anchor.stepId else " "
             flag = " [yellow](superseded)[/yellow]" if step.isSuperseded else ""
             ok = "" if step.ok else " [red]✗[/red]"
-            out.print(f"{mark} {step.timestamp}  {step.stepId}  {step.snippet}{ok}{flag}")
+            out.print(f"{mark} {step.timestamp}  {step.stepId}  {escape(step.snippet)}{ok}{flag}")
         for s in line.sessions.values():
             out.print(
                 f"  {s.id}: {s.goal or '-'} ({', '.join(s.flowTags) or '-'}, {s.stepCount} steps)"
@@ -503,6 +545,8 @@ def demo(
     """Index the knowledge root and show example searches (an empty root gets the bundled sample
     sessions first); with --serve, then serve MCP over HTTP and the demo wallet app."""
     settings = _settings(root, index_dir)
+    if serve_mcp:  # before anything is printed: no banner for a server that cannot start
+        _run(False, lambda: _ports_free({"--port": port, "--app-port": app_port}))
     store = KnowledgeStore(settings.root)
     if not store.session_ids():
         shutil.copytree(SAMPLE_ROOT, settings.root, dirs_exist_ok=True)
@@ -514,9 +558,43 @@ def demo(
     for text in DEMO_QUERIES:
         page = engine.search(SearchInput(query=text, limit=3))
         _render_steps(f"search {text!r}", page.results, page.total)
-    out.print(f"Try: knowhow search 'your words' --root {settings.root} --index {settings.index}")
+    knowhow = _command()
+    out.print(
+        f"Try: {knowhow} search 'your words' --root {settings.root} --index {settings.index}",
+        soft_wrap=True,
+    )
+    if knowhow != "knowhow":
+        out.print(
+            f"({knowhow} is not on PATH: run it by that path, or `source "
+            f"{Path(knowhow).parent / 'activate'}` to type just `knowhow`)",
+            soft_wrap=True,
+        )
     if serve_mcp:
         _serve_demo(settings, port, app_port)
+
+
+def _command() -> str:
+    """How to run knowhow from here: `knowhow` when that is on PATH (or cannot be told), else
+    the path this one was started by (`.venv/bin/knowhow` after `make run`)."""
+    started = Path(sys.argv[0])
+    on_path = shutil.which("knowhow")
+    if started.name != "knowhow" or (on_path and Path(on_path).resolve() == started.resolve()):
+        return "knowhow"
+    return os.path.relpath(started.resolve()) if started.is_absolute() else str(started)
+
+
+def _ports_free(ports: dict[str, int]) -> None:
+    """Each port can be bound on 127.0.0.1, else an error naming the option that sets it."""
+    for option, port in ports.items():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError as exc:
+                raise KnowhowError(
+                    f"port {port} is not free ({exc.strerror}); is another knowhow demo or "
+                    f"server running? Stop it, or choose another port with {option}"
+                ) from None
 
 
 def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
@@ -531,7 +609,7 @@ def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
         out.print(
             f"\n[bold]MCP server[/bold]: http://127.0.0.1:{port}/mcp (streamable HTTP)\n"
             f'  client config: {{"url": "http://127.0.0.1:{port}/mcp"}}\n'
-            f"  or over stdio: knowhow serve --root {settings.root} --index {settings.index}\n"
+            f"  or over stdio: {_command()} serve --root {settings.root} --index {settings.index}\n"
             f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo_app/README.md);\n"
             f'  try mm_launch {{"url": "{app_url}", "flowTags": ["send"]}}, then '
             "mm_describe_screen.\nCtrl-C stops both."

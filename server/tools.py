@@ -15,6 +15,7 @@ from mcp import types
 from engine import (
     LastInput,
     NoActiveSession,
+    NotFound,
     Result,
     SearchInput,
     SessionsInput,
@@ -24,6 +25,7 @@ from engine import (
     TimelineInput,
     now_iso,
     result_offers,
+    session_dir,
     supersede_step,
     validate,
     with_recalls,
@@ -103,10 +105,14 @@ async def start_session(state: ServerState, args: dict[str, Any]) -> Result:
 async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(RecordStepInput, args)
     session_id = request.sessionId or state.current_session
+    start = f"{state.settings.tool_prefix}knowledge_start_session"
     if session_id is None:
-        raise NoActiveSession(
-            f"no current session: call {state.settings.tool_prefix}knowledge_start_session "
-            "first, or pass sessionId"
+        raise NoActiveSession(f"no current session: call {start} first, or pass sessionId")
+    if not session_dir(state.store.root, session_id).is_dir():
+        # A mistyped id must not start a session folder without session.json.
+        raise NotFound(
+            f"sessionId: no session {session_id!r}; start one with {start} (it returns the "
+            "sessionId to record into) or pass the id of an existing session"
         )
     record = with_recalls(request.to_record(session_id, now_iso()), state.offers)
     step_id, record = await state.write(partial(write_step, state.store, record))

@@ -229,7 +229,7 @@ def test_launch_converts_its_arguments_and_then_checks_the_extension(inspector: 
         "mm_launch", extensionPath="/no/such/ext", goal="Send", flowTags=["send"]
     )
     assert envelope["error"]["code"] == "MM_INVALID_INPUT"
-    assert envelope["error"]["message"].startswith("extensionPath: Value error, no manifest.json")
+    assert envelope["error"]["message"].startswith("extensionPath: no manifest.json")
 
 
 def test_the_inspector_finds_no_schema_portability_problem(inspector: Inspector) -> None:
