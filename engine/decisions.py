@@ -20,7 +20,7 @@ from engine.index import Manifest
 from engine.inputs import SupersedeInput
 from engine.models import SupersededBy, Supersession, now_iso
 from engine.results import Result, SupersededByStep
-from engine.store import DECISIONS_FILE, STEPS_DIR, KnowledgeStore
+from engine.store import DECISIONS_FILE, KnowledgeStore
 from engine.supersede import Detected, SessionFacts, decode_all, plan
 
 EXPLICIT = "explicit"
@@ -107,7 +107,7 @@ def _describe(store: KnowledgeStore, step_id: str) -> SupersededBy:
     """A successor as results show it: its id, what it acted on and when."""
     session_id, _, stem = step_id.partition("/")
     try:
-        record = store.read_step(store.root / session_id / STEPS_DIR / f"{stem}.json")
+        record = store.read_step(session_id, f"{stem}.json")
     except (OSError, ValueError) as exc:
         raise InvalidInput("supersededBy", f"step {step_id!r} cannot be read: {exc}") from None
     resolved = resolve_target(record, SessionContext())  # as detected successors show it

@@ -316,7 +316,10 @@ def session_documents(
     loaded: LoadedSession, facts: SessionFacts | None = None
 ) -> list[dict[str, Any]]:
     """The session document and one document per readable step, in file order; `facts` (when
-    given) receives the session's supersede facts and its detected decisions on file."""
+    given) receives the session's supersede facts and its detected decisions on file. A session
+    whose folder is a link (`refused`) makes none: nothing outside the root is searchable."""
+    if loaded.refused:
+        return []
     docs = [session_document(loaded, session_fields(loaded.metadata))]
     if facts is not None:
         facts.detected = {

@@ -33,6 +33,11 @@ MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 """Integers of a recorded record: signed 64-bit, what JSON tools and the index can carry."""
 
 # -- reading what others wrote ------------------------------------------------------------
+MAX_READ_FILE_BYTES = 64 * 1024 * 1024
+"""The read cap: a `session.json`, step or `superseded.json` file larger than this is skipped
+and reported, never read (a device like `/dev/zero` would otherwise fill memory). It is far
+above what knowhow writes (`MAX_RECORD_BYTES` as compact JSON, about 3x that indented) and
+leaves room for the 50 MB step files of issue 11 item 7, which are read and cut (64 MiB)."""
 READ_TEXT_CHARS = 1_000
 """Of each string of a record read from a file: what is indexed, kept in the index for display
 and evidence, and shown by search, summarize and timelines."""

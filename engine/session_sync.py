@@ -20,7 +20,6 @@ from engine.index import MANIFEST_FILE, IndexWriter
 from engine.indexer import SyncReport
 from engine.models import SessionMetadata
 from engine.store import (
-    STEPS_DIR,
     FileSig,
     KnowledgeStore,
     Listing,
@@ -192,7 +191,7 @@ def _append(
     steps = []
     for name in new:
         try:
-            record = store.read_step(store.root / session_id / STEPS_DIR / name)
+            record = store.read_step(session_id, name)
         except (OSError, ValueError, ValidationError):
             return False  # the whole-session path reports unreadable files with their reason
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))

@@ -1,13 +1,18 @@
 """The knowledge root on disk: `<sessionId>/session.json` and `<sessionId>/steps/*.json`.
 
 The files are the source of truth. Reading never fails on one bad file: a corrupt, empty or
-half-written JSON file is reported as a `Skip` (path + reason) and the rest loads.
+half-written JSON file is reported as a `Skip` (path + reason) and the rest loads. Every read and
+write goes through `engine.files`' descriptors opened without following links: a session
+folder, `steps/` or a file that is a symbolic link, a FIFO, a device, or a file over
+`MAX_READ_FILE_BYTES` is skipped and reported, never opened (a linked session folder is
+indexed as nothing), and writing into a linked session is refused with `MM_INVALID_INPUT`.
 """
 
 import contextlib
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +21,16 @@ import orjson
 from pydantic import ValidationError
 
 from engine.errors import InvalidInput
-from engine.files import atomic_create, atomic_write, session_dir, validate_session_id
+from engine.files import (
+    UnsafeFile,
+    create_at,
+    folder_inside,
+    read_regular,
+    validate_session_id,
+    write_at,
+)
 from engine.labels import labelled
-from engine.limits import parse_bounded
+from engine.limits import MAX_READ_FILE_BYTES, parse_bounded
 from engine.models import (
     SessionMetadata,
     StepRecord,
@@ -73,6 +85,8 @@ class LoadedSession:
     skipped: list[Skip] = field(default_factory=list)
     decisions: dict[str, Supersession] = field(default_factory=dict)
     """Step file stem -> why that step is superseded (`superseded.json`)."""
+    refused: bool = False
+    """The session folder is a link (reported in `skipped`): nothing of it is indexed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,40 +102,53 @@ class Listing:
     signature: str
     unreadable: int = 0
     """Step entries left out of `files` that must be reported as skipped (a name that is not
-    UTF-8, or not a regular file); hidden files are not counted."""
+    UTF-8, not a regular file, a link, or a linked `steps/` folder); hidden files are not
+    counted."""
 
 
 def list_session(root: Path, session_id: str) -> Listing:
-    base = Path(root) / session_id
+    """The session's files by signature (`lstat`: a link signs as itself, never followed)."""
     digest = hashlib.blake2b(digest_size=16)
-    meta_sig = _file_sig(base / SESSION_FILE)
+    try:
+        with folder_inside(Path(root), (session_id,)) as folder:
+            meta_sig = _file_sig(folder, SESSION_FILE)
+            decisions_sig = _file_sig(folder, DECISIONS_FILE)
+    except (FileNotFoundError, NotADirectoryError):
+        meta_sig = decisions_sig = None
+    except UnsafeFile:
+        digest.update(b"linked session folder;")
+        return Listing(None, None, {}, digest.hexdigest())
     if meta_sig is not None:
         digest.update(f"{SESSION_FILE}:{meta_sig.encode()};".encode())
-    decisions_sig = _file_sig(base / DECISIONS_FILE)
     if decisions_sig is not None:
         digest.update(f"{DECISIONS_FILE}:{decisions_sig.encode()};".encode())
     files: dict[str, FileSig] = {}
     unreadable = 0
     try:
-        entries = sorted(os.scandir(base / STEPS_DIR), key=lambda e: e.name)
+        with folder_inside(Path(root), (session_id, STEPS_DIR)) as folder:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            for entry in entries:
+                if not entry.name.endswith(".json"):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                sig = FileSig(st.st_mtime_ns, st.st_size)
+                # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
+                digest.update(os.fsencode(entry.name) + f":{sig.encode()};".encode())
+                regular = stat.S_ISREG(st.st_mode)
+                if entry.name.startswith("."):
+                    continue
+                if regular and is_readable_name(entry.name):
+                    files[entry.name] = sig
+                else:
+                    unreadable += 1
     except (FileNotFoundError, NotADirectoryError):
-        entries = []
-    for entry in entries:
-        if not entry.name.endswith(".json"):
-            continue
-        try:
-            st = entry.stat()
-        except FileNotFoundError:
-            continue
-        sig = FileSig(st.st_mtime_ns, st.st_size)
-        # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs, never raises
-        digest.update(os.fsencode(entry.name) + f":{sig.encode()};".encode())
-        if entry.name.startswith("."):
-            continue
-        if entry.is_file() and is_readable_name(entry.name):
-            files[entry.name] = sig
-        else:
-            unreadable += 1
+        pass
+    except UnsafeFile:
+        digest.update(b"linked steps folder;")
+        unreadable += 1
     return Listing(meta_sig, decisions_sig, files, digest.hexdigest(), unreadable)
 
 
@@ -140,12 +167,23 @@ def printable_path(path: Path | str) -> str:
     return os.fsencode(path).decode(errors="replace")
 
 
-def _file_sig(path: Path) -> FileSig | None:
+def _file_sig(folder: int, name: str) -> FileSig | None:
+    """Signature of `name` in the open `folder`, or None when absent (a link is not followed)."""
     try:
-        st = path.stat()
+        st = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return FileSig(st.st_mtime_ns, st.st_size)
+
+
+def _step_names(folder: int) -> list[str]:
+    """Names of the step entries in the open `steps/` folder, sorted: every non-hidden `.json`
+    entry, so links, folders and special files are met (and reported as skipped), not hidden."""
+    return sorted(
+        entry.name
+        for entry in os.scandir(folder)
+        if entry.name.endswith(".json") and not entry.name.startswith(".")
+    )
 
 
 def step_id_for(session_id: str, file_name: str) -> str:
@@ -153,12 +191,9 @@ def step_id_for(session_id: str, file_name: str) -> str:
     return f"{session_id}/{file_name.removesuffix('.json')}"
 
 
-def _sig(path: Path) -> FileSig:
-    st = path.stat()
-    return FileSig(st.st_mtime_ns, st.st_size)
-
-
 def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnsafeFile):
+        return exc.reason
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         if first["type"] == "json_invalid":  # an empty or half-written file
@@ -178,41 +213,50 @@ class KnowledgeStore:
 
     # -- reading ---------------------------------------------------------------------------
     def session_ids(self) -> list[str]:
-        """Session folders (any valid session id, not only `mm-…`), sorted."""
+        """Session folders (any valid session id, not only `mm-…`), sorted. A link to a folder
+        is listed too, so that reading it is refused and reported rather than silent."""
         try:
             entries = list(os.scandir(self.root))
         except FileNotFoundError:
             return []
         ids = []
         for entry in entries:
-            if entry.is_dir() and not entry.name.startswith("."):
-                with contextlib.suppress(InvalidInput):  # not a session folder
+            if entry.name.startswith("."):
+                continue
+            with contextlib.suppress(InvalidInput, OSError):  # not a session folder
+                if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
                     ids.append(validate_session_id(entry.name))
         return sorted(ids)
 
-    def step_files(self, session_id: str) -> list[Path]:
-        """The session's step files (regular `*.json` files, hidden ones left out), by name."""
-        return [path for path, regular in self._step_entries(session_id) if regular]
+    def folder(
+        self, session_id: str, *parts: str, create: bool = False
+    ) -> contextlib.AbstractContextManager[int]:
+        """A descriptor of the session's folder (or a folder inside it), never through a link."""
+        return folder_inside(self.root, (validate_session_id(session_id), *parts), create)
 
-    def _step_entries(self, session_id: str) -> list[tuple[Path, bool]]:
-        """Every `*.json` entry of the steps folder by name, and whether it is a regular file:
-        a FIFO or device is never opened (reading it would block or never end), but reported."""
-        directory = session_dir(self.root, session_id) / STEPS_DIR
+    @contextlib.contextmanager
+    def _writable(self, session_id: str, *parts: str) -> Iterator[int]:
+        """`folder(…, create=True)`, refusing a session folder (or `steps/`) that is a link:
+        nothing is ever written outside the root."""
         try:
-            entries = [
-                (e.name, e.is_file())
-                for e in os.scandir(directory)
-                if e.name.endswith(".json") and not e.name.startswith(".")
-            ]
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [(directory / name, regular) for name, regular in sorted(entries)]
+            with self.folder(session_id, *parts, create=True) as folder:
+                yield folder
+        except UnsafeFile as exc:
+            where = "/".join((session_id, *parts))
+            raise InvalidInput(
+                "sessionId", f"{where} is {exc.reason}; nothing was written"
+            ) from None
+
+    def _read(self, session_id: str, name: str) -> bytes:
+        """A file of the session folder (raises FileNotFoundError, UnsafeFile, OSError)."""
+        with self.folder(session_id) as folder:
+            return read_regular(folder, name, MAX_READ_FILE_BYTES)
 
     def read_metadata(self, session_id: str) -> tuple[SessionMetadata | None, Skip | None]:
-        path = session_dir(self.root, session_id) / SESSION_FILE
+        path = self.root / session_id / SESSION_FILE
         try:
-            meta = parse_bounded(SessionMetadata, path.read_bytes())
-        except FileNotFoundError:
+            meta = parse_bounded(SessionMetadata, self._read(session_id, SESSION_FILE))
+        except (FileNotFoundError, NotADirectoryError):
             return None, None
         except (OSError, ValueError, ValidationError) as exc:
             return None, Skip(str(path), _reason(exc))
@@ -220,43 +264,68 @@ class KnowledgeStore:
 
     def read_decisions(self, session_id: str) -> tuple[dict[str, Supersession], Skip | None]:
         """The session's `superseded.json` (empty when absent; a corrupt one is a Skip)."""
-        path = session_dir(self.root, session_id) / DECISIONS_FILE
+        path = self.root / session_id / DECISIONS_FILE
         try:
-            return Supersessions.model_validate_json(path.read_bytes()).steps, None
-        except FileNotFoundError:
+            data = self._read(session_id, DECISIONS_FILE)
+            return Supersessions.model_validate_json(data).steps, None
+        except (FileNotFoundError, NotADirectoryError):
             return {}, None
         except (OSError, ValueError, ValidationError) as exc:
             return {}, Skip(str(path), _reason(exc))
 
     def write_decisions(self, session_id: str, decisions: dict[str, Supersession]) -> None:
         """Replace the session's `superseded.json` atomically (removed when empty)."""
-        path = session_dir(self.root, session_id) / DECISIONS_FILE
-        if not decisions:
-            path.unlink(missing_ok=True)
-            return
-        ordered = dict(sorted(decisions.items()))
-        atomic_write(path, _dump(Supersessions(steps=ordered)))
+        with self._writable(session_id) as folder:
+            if not decisions:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(DECISIONS_FILE, dir_fd=folder)
+                return
+            ordered = dict(sorted(decisions.items()))
+            write_at(folder, DECISIONS_FILE, _dump(Supersessions(steps=ordered)))
 
     def has_step(self, step_id: str) -> bool:
-        """Whether `<sessionId>/<stem>` names a step file of this root."""
+        """Whether `<sessionId>/<stem>` names a step file of this root (a regular file)."""
         session_id, _, stem = step_id.partition("/")
         if not stem or "/" in stem or stem.startswith("."):
             return False
         try:
-            directory = session_dir(self.root, session_id)
-        except InvalidInput:
+            with self.folder(session_id, STEPS_DIR) as folder:
+                st = os.stat(f"{stem}.json", dir_fd=folder, follow_symlinks=False)
+        except (InvalidInput, OSError):
             return False
-        return (directory / STEPS_DIR / f"{stem}.json").is_file()
+        return stat.S_ISREG(st.st_mode)
 
-    def read_step(self, path: Path) -> StepRecord:
-        """One step file (a big one cut to `engine.limits`' read limits); raises OSError,
-        ValueError or ValidationError when unreadable."""
-        return parse_bounded(StepRecord, path.read_bytes())
+    def step_names(self, session_id: str) -> list[str]:
+        """Names of the session's step entries, sorted (none when it has no readable folder)."""
+        try:
+            with self.folder(session_id, STEPS_DIR) as folder:
+                return _step_names(folder)
+        except (FileNotFoundError, NotADirectoryError, UnsafeFile):
+            return []
+
+    def read_step(self, session_id: str, file_name: str) -> StepRecord:
+        """One step file (a big one cut to `engine.limits`' read limits); raises OSError
+        (`UnsafeFile` too), ValueError or ValidationError when unreadable."""
+        with self.folder(session_id, STEPS_DIR) as folder:
+            return parse_bounded(StepRecord, read_regular(folder, file_name, MAX_READ_FILE_BYTES))
 
     def load_session(self, session_id: str) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised."""
+        meta_sig = None
+        try:
+            with self.folder(session_id) as folder:
+                meta_sig = _file_sig(folder, SESSION_FILE)  # before reading: never newer
+        except UnsafeFile as exc:
+            loaded = LoadedSession(
+                session_id, SessionMetadata(sessionId=session_id, createdAt=""), False, None
+            )
+            loaded.skipped.append(Skip(str(self.root / session_id), exc.reason))
+            loaded.refused = True
+            return loaded
+        except (FileNotFoundError, NotADirectoryError):
+            pass
         meta, meta_skip = self.read_metadata(session_id)
-        meta_path = session_dir(self.root, session_id) / SESSION_FILE
+        meta_path = self.root / session_id / SESSION_FILE
         if meta is not None and meta.sessionId != session_id:
             # The folder is the session's identity (step ids are built from it); a copied
             # folder must not index its steps under the original's id.
@@ -269,36 +338,47 @@ class KnowledgeStore:
             session_id=session_id,
             metadata=meta or SessionMetadata(sessionId=session_id, createdAt=""),
             has_metadata_file=meta is not None,
-            meta_sig=_sig(meta_path) if meta is not None else None,
+            meta_sig=meta_sig if meta is not None else None,
         )
         if meta_skip:
             loaded.skipped.append(meta_skip)
         loaded.decisions, decisions_skip = self.read_decisions(session_id)
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
-        for path, regular in self._step_entries(session_id):
-            if not is_readable_name(path.name):
-                reason = "file name is not valid UTF-8"
-                loaded.skipped.append(Skip(printable_path(path), reason))
-                continue
-            if not regular:
-                reason = "not a regular file (a folder, FIFO, device or broken link)"
-                loaded.skipped.append(Skip(str(path), reason))
-                continue
-            try:
-                sig = _sig(path)
-                record = self.read_step(path)
-            except FileNotFoundError:
-                continue  # deleted while we were reading
-            except (OSError, ValueError, ValidationError) as exc:
-                loaded.skipped.append(Skip(str(path), _reason(exc)))
-                continue
-            loaded.steps.append(LoadedStep(step_id_for(session_id, path.name), record, sig))
+        self._load_steps(loaded)
         if meta is None:
             loaded.metadata = SessionMetadata(
                 sessionId=session_id, createdAt=_first_timestamp(loaded.steps)
             )
         return loaded
+
+    def _load_steps(self, loaded: LoadedSession) -> None:
+        """Read the session's step files into `loaded`; unreadable ones become Skips."""
+        directory = self.root / loaded.session_id / STEPS_DIR
+        try:
+            with self.folder(loaded.session_id, STEPS_DIR) as folder:
+                for name in _step_names(folder):
+                    path = directory / name
+                    if not is_readable_name(name):
+                        reason = "file name is not valid UTF-8"
+                        loaded.skipped.append(Skip(printable_path(path), reason))
+                        continue
+                    try:
+                        sig = _file_sig(folder, name)
+                        data = read_regular(folder, name, MAX_READ_FILE_BYTES)
+                        record = parse_bounded(StepRecord, data)
+                    except FileNotFoundError:
+                        continue  # deleted while we were reading
+                    except (OSError, ValueError, ValidationError) as exc:
+                        loaded.skipped.append(Skip(str(path), _reason(exc)))
+                        continue
+                    if sig is not None:
+                        step_id = step_id_for(loaded.session_id, name)
+                        loaded.steps.append(LoadedStep(step_id, record, sig))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except UnsafeFile as exc:
+            loaded.skipped.append(Skip(str(directory), exc.reason))
 
     def iter_sessions(self) -> Iterator[LoadedSession]:
         for session_id in self.session_ids():
@@ -307,9 +387,9 @@ class KnowledgeStore:
     # -- writing ---------------------------------------------------------------------------
     def write_session(self, metadata: SessionMetadata) -> Path:
         """Write `session.json` atomically (creating the session folder)."""
-        path = session_dir(self.root, metadata.sessionId) / SESSION_FILE
-        atomic_write(path, _dump(metadata))
-        return path
+        with self._writable(metadata.sessionId) as folder:
+            write_at(folder, SESSION_FILE, _dump(metadata))
+        return self.root / metadata.sessionId / SESSION_FILE
 
     def record_step(self, record: StepRecord) -> str:
         """Write a step as the session's next `<NNNN>-<tool>.json`; returns its step id.
@@ -319,15 +399,15 @@ class KnowledgeStore:
         """
         session_id = validate_session_id(record.sessionId)
         record = labelled(record)
-        directory = session_dir(self.root, session_id) / STEPS_DIR
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
         data = _dump(record)
-        number = _next_number(self.step_files(session_id))
-        while True:
-            name = f"{number:04d}-{tool}.json"
-            if atomic_create(directory / name, data):
-                return step_id_for(session_id, name)
-            number += 1
+        with self._writable(session_id, STEPS_DIR) as folder:
+            number = _next_number(_step_names(folder))
+            while True:
+                name = f"{number:04d}-{tool}.json"
+                if create_at(folder, name, data):
+                    return step_id_for(session_id, name)
+                number += 1
 
 
 def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
@@ -336,13 +416,13 @@ def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
     )
 
 
-def _next_number(files: list[Path]) -> int:
+def _next_number(names: list[str]) -> int:
     highest = 0
-    for path in files:
-        head = path.name.split("-", 1)[0]
+    for name in names:
+        head = name.split("-", 1)[0]
         if head.isdigit():
             highest = max(highest, int(head))
-    return max(highest, len(files)) + 1
+    return max(highest, len(names)) + 1
 
 
 def _first_timestamp(steps: list[LoadedStep]) -> str:

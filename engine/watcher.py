@@ -9,6 +9,7 @@ ignored.
 """
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -98,7 +99,10 @@ class _SessionEvents(FileSystemEventHandler):
             return
         for path in (event.src_path, event.dest_path):
             if path:
-                session = session_of(self.root, path, is_directory=event.is_directory)
+                # a link to a folder arrives as a file event: treat it as the folder it
+                # pretends to be, so that reading it is refused and reported at once
+                folder = event.is_directory or os.path.islink(path)
+                session = session_of(self.root, path, is_directory=folder)
                 if session is not None:
                     self.on_session(session)
 

@@ -123,9 +123,9 @@ def batch_costs(store: KnowledgeStore, index_dir: Path) -> list[float]:
 def sample_steps(store: KnowledgeStore, n: int, seed: int) -> list[str]:
     """`n` step ids drawn evenly at random from the file listing (no file is parsed)."""
     ids = [
-        f"{session_id}/{path.stem}"
+        f"{session_id}/{name.removesuffix('.json')}"
         for session_id in store.session_ids()
-        for path in store.step_files(session_id)
+        for name in store.step_names(session_id)
     ]
     return random.Random(seed).sample(ids, min(n, len(ids)))
 

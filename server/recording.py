@@ -121,9 +121,9 @@ def earlier_refs(store: KnowledgeStore, record: StepRecord) -> dict[str, tuple[s
     ref = target.a11yRef if target and target.a11yHint is None else None
     if not ref or any(node.ref == ref for node in record.observation.a11y.nodes):
         return {}
-    for path in reversed(store.step_files(record.sessionId)[-EARLIER_SNAPSHOT_STEPS:]):
+    for name in reversed(store.step_names(record.sessionId)[-EARLIER_SNAPSHOT_STEPS:]):
         try:
-            nodes = store.read_step(path).observation.a11y.nodes
+            nodes = store.read_step(record.sessionId, name).observation.a11y.nodes
         except (OSError, ValueError, ValidationError):
             continue  # skipped and reported by the indexer
         if any(node.ref == ref for node in nodes):

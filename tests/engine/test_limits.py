@@ -85,7 +85,7 @@ def test_a_small_file_is_read_as_it_is(kb: Knowledge) -> None:
     step_id = big_failure(kb, message)
     path = kb.root / "mm-big-one" / "steps" / f"{step_id.split('/')[1]}.json"
     assert path.stat().st_size <= SMALL_FILE_BYTES
-    error = kb.store.read_step(path).outcome.error
+    error = kb.store.read_step("mm-big-one", path.name).outcome.error
     assert error is not None and error.message == message
 
 

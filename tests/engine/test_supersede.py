@@ -54,9 +54,7 @@ def test_a_renamed_testid_supersedes_the_old_steps_by_the_new_one(kb: Knowledge)
     assert entry["supersededBy"] == {
         "stepId": new,
         "target": "testId:wallet-send-button",
-        "timestamp": kb.store.read_step(
-            kb.root / "mm-new" / "steps" / f"{new.split('/', 1)[1]}.json"
-        ).timestamp,
+        "timestamp": kb.store.read_step("mm-new", f"{new.split('/', 1)[1]}.json").timestamp,
     }
     assert decisions(kb, "mm-new") == {}
 
