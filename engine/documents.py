@@ -18,6 +18,7 @@ import orjson
 from analyzers import analyze
 from engine.labels import record_labels, tool_action
 from engine.limits import FIELD_TOKENS
+from engine.memory_text import memory_fields
 from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.payload import PayloadTarget, StepPayload, SupersededBy
 from engine.redaction import scrub_step
@@ -265,6 +266,7 @@ def step_document(
             "seq": seq,
             "payload": orjson.dumps(payload),
             "rank": rank,
+            **memory_fields(payload),
         }
     )
     return doc

@@ -20,9 +20,12 @@ from typing import Any
 import orjson
 import tantivy
 
+from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.files import atomic_write
+from engine.memory_text import EMBED_TEXTS
 from engine.schema import SCHEMA_VERSION, build_schema
+from engine.vectors import VectorSpace, VectorWriter
 
 CURRENT_FILE = "CURRENT"
 META_FILE = "knowhow.json"
@@ -185,6 +188,10 @@ class IndexWriter:
                 f"another process is writing the index at {path}; it indexes for everyone"
             ) from exc
         self.manifest = Manifest(path)
+        self.vectors = VectorWriter(path, VectorSpace(MODEL_ID, DIMENSION))
+        self._pending_texts: dict[str, str] = {}
+        self.embedding_error: str | None = None
+        """Why the last commit could not embed its new texts (keyword search still sees them)."""
         self._pending_upserts: dict[str, str] = {}
         self._pending_deletes: set[str] = set()
         self._pending_facts: dict[str, bytes] = {}
@@ -202,6 +209,10 @@ class IndexWriter:
         """Add documents of a session (e.g. its newly appended steps), its new signature and
         its supersede facts as they are now (the whole session's)."""
         for doc in documents:
+            texts: dict[str, str] = doc.pop(EMBED_TEXTS, {})
+            self._pending_texts.update(
+                (key, text) for key, text in texts.items() if key not in self.vectors.keys
+            )
             self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
         self._pending_upserts[session_id] = signature
         self._pending_facts[session_id] = facts
@@ -217,11 +228,27 @@ class IndexWriter:
         self.writer.delete_documents_by_term("step_id", step_id)
 
     def commit(self) -> None:
+        """Embed the batch's new texts (their vectors are stored before the documents that
+        refer to them become visible), then commit documents and manifest."""
+        self._embed_pending()
         self.writer.commit()
         self.manifest.apply(self._pending_upserts, self._pending_deletes, self._pending_facts)
         self._pending_upserts.clear()
         self._pending_deletes.clear()
         self._pending_facts.clear()
+
+    def _embed_pending(self) -> None:
+        if not self._pending_texts:
+            return
+        keys = list(self._pending_texts)
+        try:
+            vectors = load_embedder().embed([self._pending_texts[k] for k in keys])
+        except ModelUnavailable as exc:
+            self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
+        else:
+            self.vectors.append(keys, vectors)
+            self.embedding_error = None
+        self._pending_texts.clear()
 
     def close(self, *, merge: bool = False) -> None:
         """Release the writer lock (optionally waiting for segment merges first)."""

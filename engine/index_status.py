@@ -58,6 +58,8 @@ class IndexStatus(Result):
     skipped: list[dict[str, str]]
     currentSession: str | None = None
     error: str | None = None
+    semantic: dict[str, Any] | None = None
+    """The embedding model, its vectors, and why search is degraded to keywords (if it is)."""
 
 
 def document_counts(reader: IndexReader) -> dict[str, int]:

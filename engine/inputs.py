@@ -71,6 +71,10 @@ class KnowledgeFilters(Strict):
     before: datetime | None = Field(default=None, description="Steps before this ISO time")
 
 
+SearchMode = Literal["hybrid", "keyword", "semantic"]
+MemoryType = Literal["step", "screen"]
+
+
 class SearchInput(Strict):
     query: Query
     limit: Annotated[int, Field(ge=1, le=100, strict=True)] = 20
@@ -80,6 +84,15 @@ class SearchInput(Strict):
     includeSuperseded: bool = False
     minSalience: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.0
     """Only steps at least this salient (recalled by later sessions; see engine.salience)."""
+    mode: SearchMode = Field(
+        default="hybrid", description="hybrid (words and meaning), keyword or semantic"
+    )
+    minSimilarity: Annotated[float, Field(ge=0, le=1, strict=True)] | None = Field(
+        default=None, description="Lowest cosine a semantic hit needs (never drops keyword hits)"
+    )
+    types: Annotated[list[MemoryType], Field(min_length=1, max_length=2)] | None = Field(
+        default=None, description="step (actions) and/or screen (observations); default both"
+    )
 
 
 class LastInput(Strict):

@@ -7,6 +7,7 @@ operation a `ReadView`. The operations live in their own modules: `engine.search
 (the current session) is the caller's: it is passed with each call that can use scope "current".
 """
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TypeVar
 
 from analyzers import SynonymTable
 from engine import listing
+from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
 from engine.errors import IndexDamaged, IndexUnavailable, NotFound
 from engine.files import session_dir
 from engine.filters import ReadView, scope_session
@@ -32,11 +34,14 @@ from engine.inputs import (
 from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.results import SearchPage, SessionList, SessionRecipe, StepList
 from engine.search import search
+from engine.semantic import SemanticLeg
 from engine.summarize import summarize
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
+from engine.vectors import VectorReader
 from engine.vocabulary import TypoVocabulary
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class KnowledgeEngine:
@@ -58,6 +63,8 @@ class KnowledgeEngine:
         self._reader_stamp: int | None = None
         self._typo: TypoVocabulary | None = None
         self._typo_path: Path | None = None
+        self._vectors: VectorReader | None = None
+        self._warned: str | None = None
 
     @property
     def reader(self) -> IndexReader:
@@ -117,12 +124,44 @@ class KnowledgeEngine:
             self._typo_path = self.reader.path
         return self._typo
 
+    def semantic(self) -> SemanticLeg | str:
+        """The semantic leg of the live generation, or why there is none (shown as `degraded`)."""
+        if self._vectors is None or self._vectors.generation != self.reader.path:
+            self._vectors = VectorReader(self.reader.path)
+        space = self._vectors.space
+        if space is None or space.model_id != MODEL_ID:
+            return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
+        try:
+            return SemanticLeg(load_embedder(), self._vectors)
+        except ModelUnavailable as exc:
+            return f"embedding model unavailable: {exc}"
+
+    def semantic_status(self) -> dict[str, object]:
+        """What `mm_knowledge_status` says of the semantic leg: model, vectors, why degraded."""
+        leg = self.semantic()
+        vectors = self._vectors
+        if vectors is not None:
+            vectors.refresh()
+        return {
+            "model": MODEL_ID,
+            "dimension": DIMENSION,
+            "vectors": len(vectors.keys) if vectors is not None else 0,
+            "modeUsed": "keyword" if isinstance(leg, str) else "hybrid",
+            "degraded": leg if isinstance(leg, str) else None,
+        }
+
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
         def run() -> SearchPage:
             view = self._view(current_session)
-            return search(view, request, self.synonyms, self._typos(view))
+            mode = request.mode
+            semantic = self.semantic() if mode != "keyword" else "keyword mode asked for"
+            return search(view, request, self.synonyms, self._typos(view), semantic)
 
         page = self._guarded(run)
+        if page.degraded and page.degraded != self._warned:
+            # Never silently: once per reason on stderr (the answer also says `degraded`).
+            log.warning("search answered in keyword mode: %s", page.degraded)
+            self._warned = page.degraded
         missing = self._missing_session(request.scope, current_session) if not page.total else None
         return page.model_copy(update={"hint": missing}) if missing else page
 
@@ -170,9 +209,7 @@ class KnowledgeEngine:
         anchor = request.anchor
         if anchor is None:
             query = request.query or ""
-            found = search(
-                view, SearchInput(query=query, limit=1), self.synonyms, self._typos(view)
-            )
+            found = self.search(SearchInput(query=query, limit=1))
             if not found.results:
                 raise NotFound(f"query: no step matches {query!r}; try other words or an anchor")
             anchor = found.results[0].stepId

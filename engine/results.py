@@ -56,6 +56,12 @@ class StepSummary(Result):
     """Search results: how many later sessions followed this step and it worked."""
     salience: float | None = None
     """Search results: 0..1 from those recalls, fading with their age (engine.salience)."""
+    type: str | None = None
+    """`step` (an action) or `screen` (an observation); on search results."""
+    similarity: float | None = None
+    """Cosine of the query to the step's texts (0..1), in hybrid and semantic mode."""
+    matchType: str | None = None
+    """`keyword`, `semantic` or `both`; on search results."""
 
 
 class SearchPage(Result):
@@ -66,6 +72,10 @@ class SearchPage(Result):
     hasMore: bool
     results: list[StepSummary]
     hint: str | None = None
+    mode: str | None = None
+    modeUsed: str | None = None
+    degraded: str | None = None
+    """Why the search could not use the mode asked for (model missing, corrupt, …)."""
 
 
 class StepList(Result):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 
@@ -72,7 +72,13 @@ RAW_FIELDS = (
     "target_id",
     "superseded",
     "recalled",
+    "memory_type",
+    "sem_step",
+    "sem_screen",
+    "sem_session",
 )
+SEMANTIC_KEY_FIELDS = ("sem_step", "sem_screen", "sem_session")
+"""Keys of a step's texts in the generation's vector store (`engine.vectors`), per memory type."""
 # Integer fast fields: times in epoch milliseconds, step order inside a session.
 INT_FIELDS = ("ts", "created", "seq")
 
@@ -85,7 +91,8 @@ def build_schema() -> tantivy.Schema:
     for name in RAW_FIELDS:
         builder.add_text_field(
             name,
-            stored=name in ("step_id", "session_id", "recalled"),
+            stored=name
+            in ("step_id", "session_id", "recalled", "memory_type", *SEMANTIC_KEY_FIELDS),
             tokenizer_name="raw",
             index_option="basic",
         )

@@ -11,7 +11,6 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 (`engine.matched`).
 """
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +20,7 @@ from analyzers import SynonymTable
 from engine.clauses import all_of, doc_key, hit_count, term, unscored
 from engine.documents import read_rank_record
 from engine.filters import ReadView, epoch_ms_of, step_clauses
+from engine.hybrid import Hit, fuse, semantic_weight
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD
 from engine.matched import page_evidence
@@ -29,6 +29,7 @@ from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_que
 from engine.results import SearchPage
 from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
+from engine.semantic import DEFAULT_MIN_SIMILARITY, SemanticLeg, embeddable, semantic_candidates
 from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
@@ -41,39 +42,36 @@ OK_FACTOR = 1.6
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """One retrieved step in final order: its reranked score and the document it came from."""
-
-    score: float
-    created: int
-    step_id: str
-    key: tuple[int, int]
-    doc: tantivy.Document
-
-    @property
-    def session_id(self) -> str:
-        return str(self.doc["session_id"][0])
-
-
 def search(
-    view: ReadView, request: SearchInput, synonyms: SynonymTable, typos: TypoVocabulary
+    view: ReadView,
+    request: SearchInput,
+    synonyms: SynonymTable,
+    typos: TypoVocabulary,
+    semantic: SemanticLeg | str,
 ) -> SearchPage:
+    """`semantic` is the loaded leg, or why it cannot be used (the answer says so)."""
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
     now_ms = epoch_ms_of(view.now)
     must = step_clauses(view, request)
     if request.minSalience > 0:
         must.append(_salient_steps(view, request.minSalience, now_ms))
+    if request.types:
+        must.append(tantivy.Query.term_set_query(schema, "memory_type", request.types))
     filters = [unscored(q) for q in must]
     end = request.offset + request.limit
-    ranked: list[Ranked] = []
+    ranked: list[Hit] = []
     total = 0
-    for tier in _tiers(view, plan, filters):
+    tiers = _tiers(view, plan, filters)
+    for number, tier in enumerate(tiers):
         # A later tier is read only as far as the page reaches past the earlier ones.
-        hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms)
+        exact = number == 0 and len(tiers) > 1
+        hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
         ranked += hits
         total += count
+    mode_used, degraded = _mode(request, semantic)
+    if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
+        ranked, total = _with_meaning(view, request, plan, must, ranked, total, semantic)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(
@@ -87,9 +85,15 @@ def search(
             r.session_id,
             payload,
             score=r.score,
-            matched_fields=fields,
+            matched_fields=fields or _meaning(r),
             session=sessions[r.session_id],
             recalls=page_recalls.get(r.step_id, NO_RECALLS),
+        ).model_copy(
+            update={
+                "type": r.doc["memory_type"][0] if r.doc["memory_type"] else "step",
+                "similarity": round(r.similarity, 4) if r.similarity is not None else None,
+                "matchType": r.match_type,
+            }
         )
         for r, payload, fields in zip(page, payloads, evidence, strict=True)
     ]
@@ -101,6 +105,9 @@ def search(
         hasMore=request.offset + len(results) < total,
         results=results,
         hint=_empty_hint(searcher, request.query) if total == 0 else None,
+        mode=request.mode,
+        modeUsed=mode_used,
+        degraded=degraded,
     )
 
 
@@ -161,8 +168,8 @@ def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query
 
 
 def _rank_tier(
-    view: ReadView, query: tantivy.Query, plan: PlannedQuery, need: int, now_ms: int
-) -> tuple[list[Ranked], int]:
+    view: ReadView, query: tantivy.Query, plan: PlannedQuery, need: int, now_ms: int, exact: bool
+) -> tuple[list[Hit], int]:
     """The tier's hits in final order (at least `need` of them when it has that many) and its
     total. The top window is reranked (coverage, outcome, recency, then salience, which never
     lifts a step above an exact one); past it, hits follow in BM25 order (never above the
@@ -177,28 +184,107 @@ def _rank_tier(
     scores = {doc_key(address): score for score, address in head}
     if len(plan.clauses) < len(plan.all_clauses):
         scores = _rescore(view, docs, plan)
-    reranked, exact = [], []
+    reranked, coverages = [], []
     for key, doc in docs.items():
         ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
         age_ms = now_ms - int(doc["created"][0])
-        factor, covers_all = _rerank_factor(ok, step_tokens, error_tokens, plan, age_ms)
+        factor, coverage = _rerank_factor(ok, step_tokens, error_tokens, plan, age_ms)
         reranked.append(scores.get(key, 0.0) * factor)
-        exact.append(covers_all)
+        coverages.append(coverage)
     ids = [str(doc["step_id"][0]) for doc in docs.values()]
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
-    finals = lifted(reranked, exact, saliences)
+    finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
     ranked = [
-        Ranked(final, int(doc["created"][0]), step_id, key, doc)
+        Hit(key, doc, step_id, int(doc["created"][0]), final, score=final, exact=exact)
         for final, step_id, (key, doc) in zip(finals, ids, docs.items(), strict=True)
     ]
+    for hit, coverage in zip(ranked, coverages, strict=True):
+        hit.coverage = coverage
     ranked.sort(key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
     for score, address in found.hits[len(ranked) :]:
         doc = searcher.doc(address)
-        ranked.append(
-            Ranked(score, int(doc["created"][0]), str(doc["step_id"][0]), doc_key(address), doc)
-        )
+        step_id, created = str(doc["step_id"][0]), int(doc["created"][0])
+        ranked.append(Hit(doc_key(address), doc, step_id, created, score, score=score, exact=exact))
     return ranked, total
+
+
+def _meaning(hit: Hit) -> list[str]:
+    """Why a semantic-only hit matched: no query word, its meaning (every result says why)."""
+    return [f"meaning:similarity {hit.similarity or 0.0:.2f}"]
+
+
+def _mode(request: SearchInput, semantic: SemanticLeg | str) -> tuple[str, str | None]:
+    """The mode a request is answered in, and why it is not the one asked for (None: it is)."""
+    if request.mode == "keyword":
+        return "keyword", None
+    if isinstance(semantic, str):
+        return "keyword", semantic
+    if not embeddable(request.query):
+        return "keyword", None  # nothing to embed: the keywords are all there is
+    return request.mode, None
+
+
+def _with_meaning(
+    view: ReadView,
+    request: SearchInput,
+    plan: PlannedQuery,
+    must: list[tantivy.Query],
+    ranked: list[Hit],
+    total: int,
+    semantic: SemanticLeg,
+) -> tuple[list[Hit], int]:
+    """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
+    fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
+    first tier) stay first. `total` counts every keyword match plus the semantic hits that
+    match no keyword."""
+    sims = semantic.similarities(request.query)
+    min_similarity = (
+        request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
+    )
+    found = semantic_candidates(view, must, sims, min_similarity)
+    matching = _keyword_matches(view, plan, [doc for _, doc in found.values()])
+    exact_keys = {hit.key for hit in ranked if hit.exact}
+    candidates: dict[tuple[int, int], Hit] = {}
+    if request.mode != "semantic":
+        for hit in ranked[:RERANK_WINDOW]:
+            hit.similarity = sims.of(hit.doc)
+            hit.semantic_match = hit.similarity >= min_similarity
+            candidates[hit.key] = hit
+    for key, (similarity, doc) in found.items():
+        if key not in candidates:
+            step_id = str(doc["step_id"][0])
+            hit = Hit(key, doc, step_id, int(doc["created"][0]), similarity=similarity)
+            hit.keyword = 0.0 if key in matching else None
+            hit.semantic_match = True
+            hit.exact = key in exact_keys
+            candidates[key] = hit
+    if request.mode == "semantic":
+        return fuse(list(candidates.values()), 1.0), len(candidates)
+    explained = max((hit.coverage for hit in ranked[:RERANK_WINDOW]), default=0.0)
+    fused = fuse(list(candidates.values()), semantic_weight(explained))
+    fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
+    fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
+    semantic_only = sum(1 for key in found if key not in matching)
+    return fused, total + semantic_only
+
+
+def _keyword_matches(view: ReadView, plan: PlannedQuery, docs: list[Any]) -> set[tuple[int, int]]:
+    """Which of these steps the keyword query matches (retrieval clauses, as `total` counts)."""
+    if not docs or not plan.clauses:
+        return set()
+    ids = [str(doc["step_id"][0]) for doc in docs]
+    query = tantivy.Query.boolean_query(
+        [
+            (
+                tantivy.Occur.Must,
+                unscored(tantivy.Query.term_set_query(view.schema, "step_id", ids)),
+            ),
+            (tantivy.Occur.Must, scored_query(view.schema, plan.clauses)),
+        ]
+    )
+    found = view.searcher.search(query, limit=len(ids), count=False)
+    return {doc_key(address) for _, address in found.hits}
 
 
 def _rescore(
@@ -249,9 +335,9 @@ def _salient_steps(view: ReadView, min_salience: float, now_ms: int) -> tantivy.
 
 def _rerank_factor(
     ok: bool, step_tokens: list[str], error_tokens: list[str], plan: PlannedQuery, age_ms: int
-) -> tuple[float, bool]:
-    """Multiplier on BM25: query-word coverage, outcome and session recency; and whether the
-    step is an exact match (it covers every concept of the query).
+) -> tuple[float, float]:
+    """Multiplier on BM25: query-word coverage, outcome and session recency; and the coverage
+    (the share of the query's concepts the step covers; 1.0: it covers them all).
 
     A step that worked is preferred ("what worked last time"), unless the query is about this
     very failure: some query word is found in its error and nowhere else in the step.
@@ -265,7 +351,7 @@ def _rerank_factor(
     factor = 1 + COVERAGE_WEIGHT * coverage
     if ok or about_failure:
         factor *= OK_FACTOR
-    return factor * _recency_factor(age_ms), covered == len(plan.concept_tokens) > 0
+    return factor * _recency_factor(age_ms), coverage
 
 
 def _recency_factor(age_ms: int) -> float:

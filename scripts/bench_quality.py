@@ -10,6 +10,8 @@ every run twice: with the eval's score.py, and with the pure-Python measures bel
 never depend on ir-measures being installed; the two must agree within 0.001. Results go to stdout,
 to WORK/quality.json and to the bench-quality section of docs/BENCHMARKS.md.
 Targets: overall nDCG@10 >= best baseline + 0.15, and on every query kind >= the best baseline.
+knowhow runs in each search mode (`knowhow` = hybrid, the default; `knowhow-keyword`,
+`knowhow-semantic`); hybrid must stay within 0.01 of keyword on every query kind.
 """
 
 import argparse
@@ -39,7 +41,12 @@ from bench_common import (
 )
 
 BASELINES = ["seed_substring", "seed_spec03", "fts5_bm25"]
+MODES = ["hybrid", "keyword", "semantic"]
+"""knowhow runs once per search mode: `knowhow` (hybrid, the default), `knowhow-keyword`, …"""
+HYBRID_TOLERANCE = 0.01
+"""Hybrid may fall below keyword on a query kind by at most this much (issue 7)."""
 MEASURES = ["nDCG@10", "MRR@10", "R@20"]
+KNOWHOW_RUNS = ["knowhow", "knowhow-keyword", "knowhow-semantic"]
 OVERALL_MARGIN = 0.15
 TOLERANCE = 0.001
 
@@ -127,7 +134,7 @@ def targets(scores: dict[str, dict]) -> dict:
 
 
 def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str]) -> str:
-    names = [n for n in [*BASELINES, "knowhow"] if n in scores]
+    names = [n for n in [*BASELINES, *KNOWHOW_RUNS] if n in scores]
     kinds = sorted({k for n in names for k in scores[n]["kinds"]})
     rows = [[n] + [fmt(scores[n]["overall"][m]) for m in MEASURES] for n in names]
     md = f"**{qset}** — overall\n\n" + md_table(["run", *MEASURES], rows)
@@ -143,6 +150,13 @@ def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str])
         md += f"- target every kind >= best baseline on that kind: **{ok}** (below: {fails})\n"
     else:
         md += "\nknowhow: no run (see the log under WORK/logs); targets not evaluated\n"
+    if "knowhow" in scores and "knowhow-keyword" in scores:
+        hy, kw = scores["knowhow"]["kinds"], scores["knowhow-keyword"]["kinds"]
+        below = [f"{k} {hy[k]['nDCG@10'] - kw[k]['nDCG@10']:+.3f}" for k in kinds if k in kw]
+        worst = min((hy[k]["nDCG@10"] - kw[k]["nDCG@10"] for k in kinds if k in kw), default=0)
+        ok = "PASS" if worst >= -HYBRID_TOLERANCE - 1e-9 else "FAIL"
+        md += f"- hybrid − keyword per kind: {', '.join(below)}; "
+        md += f"target every kind >= keyword − {HYBRID_TOLERANCE}: **{ok}**\n"
     md += f"- score.py cross-check (±{TOLERANCE}): "
     md += ("; ".join(mismatches) if mismatches else "agrees") + "\n"
     return md
@@ -193,14 +207,18 @@ def main() -> int:
             cmd += ["--disk-queries", "0"] if b != "fts5_bm25" else []
             if run(cmd, logs / f"{b}-{qset}.log").ok:
                 runs[b] = rundir / f"{b}.run"
-        if kh_ok:
-            err(f"[{qset}] knowhow batch-search")
+        for mode in MODES if kh_ok else ():
+            name = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"
+            err(f"[{qset}] knowhow batch-search --mode {mode}")
             cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
-            cmd += ["--queries", str(qfile), "--run", str(rundir / "knowhow.run")]
-            p = run([*cmd, "--k", str(args.k)], logs / f"knowhow-{qset}.log")
+            cmd += ["--queries", str(qfile), "--run", str(rundir / f"{name}.run")]
+            cmd += ["--mode", mode]
+            p = run([*cmd, "--k", str(args.k)], logs / f"{name}-{qset}.log")
             if p.ok:
-                runs["knowhow"] = rundir / "knowhow.run"
-            result.setdefault("knowhow_latency", {})[qset] = last_json(p.stdout)
+                runs[name] = rundir / f"{name}.run"
+            result.setdefault("knowhow_latency", {}).setdefault(qset, {})[mode] = last_json(
+                p.stdout
+            )
         scores = {n: summarize(per_query(qrels, read_run(path)), kinds) for n, path in runs.items()}
         cmd = [sys.executable, str(ev / "score.py"), "--qrels", str(qrels_path)]
         cmd += ["--queries", str(qfile), "--markdown"]

@@ -78,6 +78,16 @@ OkOpt = Annotated[
     bool | None, typer.Option("--ok/--failed", help="Only successful / only failed steps")
 ]
 ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool (mm_click or click)")]
+ModeOpt = Annotated[
+    str, typer.Option("--mode", help="hybrid (words and meaning), keyword or semantic")
+]
+MinSimOpt = Annotated[
+    float | None,
+    typer.Option("--min-similarity", help="Lowest cosine (0..1) a semantic-only hit needs"),
+]
+TypeOpt = Annotated[
+    list[str] | None, typer.Option("--type", help="step and/or screen (repeat; default both)")
+]
 AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
 BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
 
@@ -300,6 +310,9 @@ def search(
     limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
     offset: Annotated[int, typer.Option("--offset")] = 0,
     scope: ScopeOpt = "all",
+    mode: ModeOpt = "hybrid",
+    min_similarity: MinSimOpt = None,
+    types: TypeOpt = None,
     session: SessionOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
@@ -309,6 +322,7 @@ def search(
     """Search steps of all sessions (or one scope), best first, with match evidence."""
     settings = _settings(root, index_dir)
     request_data = {"query": query, "limit": limit, "offset": offset, "filters": filters}
+    request_data |= _semantic_options(mode, min_similarity, types)
 
     def run() -> SearchPage:
         request = validate(SearchInput, request_data | {"scope": _scope(scope)})
@@ -479,6 +493,9 @@ def batch_search(
     queries: Annotated[Path, typer.Option("--queries", help="JSONL with {qid, query} lines")],
     run_file: Annotated[Path, typer.Option("--run", help="TREC run file to write")],
     k: Annotated[int, typer.Option("--k", help="Results per query (1..100)")] = 100,
+    mode: ModeOpt = "hybrid",
+    min_similarity: MinSimOpt = None,
+    types: TypeOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
 ) -> None:
@@ -486,13 +503,17 @@ def batch_search(
     settings = _settings(root, index_dir)
     engine = _run(False, lambda: _engine(settings))
     latencies: list[float] = []
+    options = _semantic_options(mode, min_similarity, types)
+    tag = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"  # the run's name in score.py
     with run_file.open("w", encoding="utf-8") as handle:
         for line in queries.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
             item = json.loads(line)
             try:
-                request = validate(SearchInput, {"query": item.get("query", ""), "limit": k})
+                request = validate(
+                    SearchInput, {"query": item.get("query", ""), "limit": k, **options}
+                )
             except KnowhowError as exc:
                 err.print(f"[yellow]skipped query {item.get('qid')!r}[/yellow]: {exc.message}")
                 continue
@@ -500,8 +521,20 @@ def batch_search(
             page = _run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
             latencies.append((time.perf_counter() - started) * 1000)
             for rank, hit in enumerate(page.results, 1):
-                handle.write(f"{item['qid']} Q0 {hit.stepId} {rank} {hit.score} knowhow\n")
+                handle.write(f"{item['qid']} Q0 {hit.stepId} {rank} {hit.score} {tag}\n")
     sys.stdout.write(json.dumps(_percentiles(latencies)) + "\n")
+
+
+def _semantic_options(
+    mode: str, min_similarity: float | None, types: list[str] | None
+) -> dict[str, Any]:
+    """The semantic search options as SearchInput keys (None left out: the defaults apply)."""
+    options: dict[str, Any] = {"mode": mode}
+    if min_similarity is not None:
+        options["minSimilarity"] = min_similarity
+    if types:
+        options["types"] = types
+    return options
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

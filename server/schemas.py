@@ -7,9 +7,9 @@ clients fill arguments from a property's own `type` and many (the official MCP I
 them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
 The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
-Additive properties (not in §5): search `offset` and `minSalience`; search and last
-`includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not in §5 (spec 002's
-lifecycle): timeline, session context, supersede.
+Additive properties (not in §5): search `offset`, `minSalience`, `mode`, `minSimilarity`,
+`types`; search and last `includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not
+in §5 (spec 002's lifecycle): timeline, session context, supersede.
 """
 
 from typing import Any
@@ -104,6 +104,25 @@ SEARCH: Schema = _knowledge(
             "default": 0,
             "description": "Only steps later sessions followed successfully, at least this "
             "salient (0..1, fades with time since the recalls)",
+        },
+        "mode": {
+            "type": "string",
+            "enum": ["hybrid", "keyword", "semantic"],
+            "default": "hybrid",
+            "description": "hybrid: words and meaning; keyword: the words only; semantic: meaning",
+        },
+        "minSimilarity": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Lowest cosine (0..1) a semantic hit needs; never drops keyword hits",
+        },
+        "types": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["step", "screen"]},
+            "minItems": 1,
+            "maxItems": 2,
+            "description": "step (actions) and/or screen (observations); default both",
         },
     },
     required=["query"],

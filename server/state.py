@@ -16,6 +16,7 @@ import anyio.to_thread
 
 from engine import (
     IndexStatus,
+    KnowhowError,
     KnowledgeEngine,
     KnowledgeStore,
     LiveIndex,
@@ -65,7 +66,12 @@ class ServerState:
 
     async def status(self) -> IndexStatus:
         def run() -> IndexStatus:
-            return self.live.status(self._fresh_counts, self.current_session)
+            status = self.live.status(self._fresh_counts, self.current_session)
+            try:
+                semantic = self.engine.semantic_status()
+            except KnowhowError:  # no index yet: status already says so
+                return status
+            return status.model_copy(update={"semantic": semantic})
 
         return await anyio.to_thread.run_sync(run)
 

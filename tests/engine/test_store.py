@@ -248,9 +248,8 @@ def test_session_without_session_json_loads_with_its_first_step_time(kb):
     assert loaded.metadata.createdAt == "2026-01-15T08:30:00.000Z"
 
     engine = kb.engine()
-    assert [r.stepId for r in engine.search(SearchInput(query="swap button")).results] == [
-        "mm-no-meta/0002-mm_click"
-    ]
+    found = engine.search(SearchInput(query="swap button", mode="keyword"))
+    assert [r.stepId for r in found.results] == ["mm-no-meta/0002-mm_click"]
     [session] = engine.sessions(SessionsInput()).sessions
     assert (session.sessionId, session.createdAt, session.stepCount, session.hasMetadata) == (
         "mm-no-meta",

@@ -102,7 +102,14 @@ SPEC_TOOLS: dict[str, Any] = {
 
 ADDITIVE_FILTERS = {"ok", "tool", "after", "before"}
 ADDITIVE_PROPERTIES = {
-    "mm_knowledge_search": {"offset", "includeSuperseded", "minSalience"},
+    "mm_knowledge_search": {
+        "offset",
+        "includeSuperseded",
+        "minSalience",
+        "mode",
+        "minSimilarity",
+        "types",
+    },
     "mm_knowledge_last": {"includeSuperseded"},
 }
 RECORDING_TOOLS = {"mm_knowledge_start_session", "mm_knowledge_record_step", "mm_knowledge_status"}

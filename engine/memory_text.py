@@ -1,0 +1,125 @@
+"""The texts a step is embedded as: what people call the action, the screen and the workflow.
+
+A step has up to three memories (issue 7): the **step** (tool verb, target role and visible
+name, testId words, the screen acted on, the error), the **screen** it observed (screen name and
+what was visible on it) and its **session** (goal, flowTags, tags). Texts are written in plain
+words — identifiers split (`coin-overview-send` -> `coin overview send`) — because a sentence
+model reads words, not kebab-case. Agents repeat the same actions, so most steps share their
+texts: the vector store embeds each distinct text once (5,028 steps of the eval corpus have a
+few hundred distinct step texts).
+"""
+
+import re
+
+from engine.embedder import MODEL_ID
+from engine.labels import DISCOVERY_TOOLS, tool_action
+from engine.payload import StepPayload
+from engine.vectors import text_key
+
+MAX_SCREEN_NAMES = 12
+"""Visible names in a screen text: the first ones (headings and main buttons come first)."""
+
+MEMORY_TYPES = ("step", "screen", "session")
+EMBED_TEXTS = "embed_texts"
+"""Key of a document dict holding {text key: text} for the index writer to embed (not a field)."""
+OBSERVING_ACTIONS = DISCOVERY_TOOLS | {"screenshot"}
+
+_ID_SEPARATORS = re.compile(r"[-_./#:\s]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_VERBS = {
+    "click": "click",
+    "type": "type into",
+    "wait_for": "wait for",
+    "navigate": "navigate to",
+    "describe_screen": "look at the screen",
+    "list_testids": "list the elements of",
+    "accessibility_snapshot": "read the accessibility tree of",
+    "get_state": "check the state of",
+    "launch": "launch the wallet",
+    "screenshot": "take a screenshot of",
+    "cleanup": "close the browser",
+    "wait_for_notification": "wait for a notification",
+}
+
+
+def words(identifier: str | None) -> str:
+    """`coin-overview-send` -> `coin overview send`, `sendButton` -> `send button`."""
+    if not identifier:
+        return ""
+    spaced = _CAMEL.sub(" ", identifier)
+    return " ".join(w for w in _ID_SEPARATORS.split(spaced) if w).lower()
+
+
+def step_text(payload: StepPayload) -> str:
+    """`click button "Send" (coin overview send) on the home screen. Failed: …`"""
+    action = tool_action(payload["tool"])
+    parts = [_VERBS.get(action, words(action))]
+    target = payload.get("target") or {}
+    if target.get("role"):
+        parts.append(target["role"])
+    if target.get("name"):
+        parts.append(f'"{target["name"]}"')
+    if target.get("testId"):
+        parts.append(f"({words(target['testId'])})")
+    elif target.get("selector"):
+        parts.append(f"({words(target['selector'])})")
+    screen = payload.get("onScreen") or payload.get("screen")
+    if screen and screen != "unknown":
+        parts.append(f"on the {words(screen)} screen")
+    landed = payload.get("screen")
+    if landed and landed not in ("unknown", screen):
+        parts.append(f"leading to the {words(landed)} screen")
+    text = " ".join(parts)
+    error = payload.get("error")
+    if error and (error.get("message") or error.get("code")):
+        text += f". Failed: {error.get('message') or words(error.get('code'))}"
+    return text
+
+
+def screen_text(payload: StepPayload) -> str:
+    """`unlock screen: Welcome back!, Password, Unlock` — the screen as observed (empty when
+    the step observed nothing)."""
+    screen = payload.get("screen")
+    names = list(dict.fromkeys(name for _, name in payload.get("a11y", []) if name))
+    if not names and (not screen or screen == "unknown"):
+        return ""
+    label = words(screen) if screen and screen != "unknown" else "a"
+    return f"{label} screen: {', '.join(names[:MAX_SCREEN_NAMES])}".rstrip(": ")
+
+
+def session_text(payload: StepPayload) -> str:
+    """`Send 0.1 ETH to another account (send, regression)` — empty without goal and tags."""
+    goal = (payload.get("goal") or "").strip()
+    tags = [words(t) for t in [*payload.get("flowTags", []), *payload.get("tags", [])]]
+    tag_text = ", ".join(dict.fromkeys(t for t in tags if t))
+    if goal and tag_text:
+        return f"{goal} ({tag_text})"
+    return goal or tag_text
+
+
+def memory_texts(payload: StepPayload) -> dict[str, str]:
+    """The non-empty texts of a step's memories, by type."""
+    texts = {
+        "step": step_text(payload),
+        "screen": screen_text(payload),
+        "session": session_text(payload),
+    }
+    return {kind: text for kind, text in texts.items() if text}
+
+
+def memory_type(tool_name: str) -> str:
+    """`screen` for a step that observed a screen (describe it, list its testIds, …), else
+    `step` (an action)."""
+    return "screen" if tool_action(tool_name) in OBSERVING_ACTIONS else "step"
+
+
+def memory_fields(payload: StepPayload) -> dict[str, object]:
+    """The fields a step document gets for semantic search: its memory type, the keys of its
+    texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none) and the texts
+    to embed under `EMBED_TEXTS`."""
+    texts = memory_texts(payload)
+    keys = {kind: text_key(MODEL_ID, text) for kind, text in texts.items()}
+    fields: dict[str, object] = {f"sem_{kind}": keys.get(kind, "") for kind in MEMORY_TYPES}
+    fields["memory_type"] = memory_type(payload["tool"])
+    fields[EMBED_TEXTS] = {keys[kind]: text for kind, text in texts.items()}
+    return fields

@@ -1,0 +1,109 @@
+"""The semantic leg: how close a step's texts are to the query's meaning.
+
+Cosines are computed against the generation's distinct texts (`engine.vectors`: hundreds to
+thousands of rows, not one per step), then the steps carrying the closest texts are fetched from
+Tantivy with the shared filters as MUST clauses, so scope, filters and the superseded rule hold
+here exactly as in keyword search. A step's semantic score blends its own text with the screen
+it observed (`SCREEN_WEIGHT`); the session text (goal, flowTags) is stored and embedded but left
+out of the blend: on the eval corpus it pulled every step of a matching session (launch,
+unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import tantivy
+
+from engine.clauses import doc_key, unscored
+from engine.embedder import Embedder, Vectors
+from engine.filters import ReadView
+from engine.vectors import VectorReader
+
+SCREEN_WEIGHT = 0.3
+NEAREST_TEXTS = 64
+"""Closest distinct texts whose steps become semantic candidates."""
+CANDIDATE_DEPTH = 200
+"""Steps fetched for those texts (ordered by their blended score afterwards)."""
+DEFAULT_MIN_SIMILARITY = 0.2
+"""Below this cosine a step is no semantic hit (MiniLM scores unrelated UI texts ~0-0.2)."""
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def embeddable(query: str) -> bool:
+    """A query of only punctuation embeds to noise: answered by keywords instead."""
+    return bool(_WORD.search(query))
+
+
+@dataclass
+class SemanticLeg:
+    """The model and the vectors of one generation, for one query."""
+
+    embedder: Embedder
+    vectors: VectorReader
+
+    def similarities(self, query: str) -> "Similarities":
+        """Cosine of the query to every stored text."""
+        self.vectors.refresh()
+        qvec = self.embedder.embed([query])[0]
+        matrix = self.vectors.matrix
+        cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
+        return Similarities(cos, self.vectors.rows, self.vectors.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Similarities:
+    cos: Vectors
+    rows: dict[str, int]
+    keys: list[str]
+
+    def of(self, doc: tantivy.Document) -> float:
+        """The blended similarity of a step document (0 for texts without a vector)."""
+        step = self._cos(doc, "sem_step")
+        screen = self._cos(doc, "sem_screen")
+        return max(0.0, (step + SCREEN_WEIGHT * screen) / (1 + SCREEN_WEIGHT))
+
+    def _cos(self, doc: tantivy.Document, field: str) -> float:
+        values = doc[field]
+        row = self.rows.get(values[0]) if values else None
+        return float(self.cos[row]) if row is not None else 0.0
+
+
+def semantic_candidates(
+    view: ReadView, must: list[tantivy.Query], sims: Similarities, min_similarity: float
+) -> dict[tuple[int, int], tuple[float, Any]]:
+    """Steps (passing the shared filters) whose texts are among the closest to the query, with
+    their blended similarity, keeping those >= `min_similarity`."""
+    if not len(sims.cos):
+        return {}
+    nearest = [int(i) for i in np.argsort(-sims.cos, kind="stable")[:NEAREST_TEXTS]]
+    schema = view.schema
+    # Each step scores its blend (step text + SCREEN_WEIGHT x screen text) for the nearest
+    # texts, so Tantivy returns the closest steps first.
+    near = [
+        (
+            tantivy.Occur.Should,
+            tantivy.Query.const_score_query(
+                tantivy.Query.term_query(schema, field, sims.keys[row]),
+                float(sims.cos[row]) * weight / (1 + SCREEN_WEIGHT),
+            ),
+        )
+        for row in nearest
+        if sims.cos[row] > 0
+        for field, weight in (("sem_step", 1.0), ("sem_screen", SCREEN_WEIGHT))
+    ]
+    if not near:
+        return {}
+    query = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, unscored(q)) for q in must]
+        + [(tantivy.Occur.Must, tantivy.Query.boolean_query(near))]
+    )
+    found = view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False)
+    out = {}
+    for _, address in found.hits:
+        doc = view.searcher.doc(address)
+        similarity = sims.of(doc)
+        if similarity >= min_similarity:
+            out[doc_key(address)] = (similarity, doc)
+    return out

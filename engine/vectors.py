@@ -1,0 +1,121 @@
+"""Vectors per distinct text, stored beside each index generation.
+
+    gen-NNNN/vectors.json   {"modelId": …, "dimension": 384}: the space the vectors live in
+    gen-NNNN/vectors.f32    float32 rows, appended
+    gen-NNNN/vectors.keys   one text key per line, appended after its row
+
+A key is a hash of (model id, text), so a text is embedded once however many steps share it,
+and vectors of different models never mix: a store of another model is ignored and rebuilt.
+The writer appends rows, then their keys (each fsync'd), before the Tantivy commit that makes
+documents referring to them visible; a reader reads the key file first and maps as many rows
+as it names, so it never sees a key without its vector. `knowhow reindex` builds a new
+generation, and with it a new store.
+"""
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from engine.embedder import Vectors
+from engine.files import atomic_write
+
+META_FILE = "vectors.json"
+ROWS_FILE = "vectors.f32"
+KEYS_FILE = "vectors.keys"
+KEY_BYTES = 8
+
+
+def text_key(model_id: str, text: str) -> str:
+    """The store key of a text under a model (16 hex chars)."""
+    return hashlib.blake2b(f"{model_id}\0{text}".encode(), digest_size=KEY_BYTES).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSpace:
+    model_id: str
+    dimension: int
+
+
+def _read_space(generation: Path) -> VectorSpace | None:
+    try:
+        meta = orjson.loads((generation / META_FILE).read_bytes())
+        return VectorSpace(str(meta["modelId"]), int(meta["dimension"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read_keys(generation: Path) -> list[str]:
+    """Complete key lines only (a line being appended has no newline yet)."""
+    try:
+        data = (generation / KEYS_FILE).read_bytes()
+    except FileNotFoundError:
+        return []
+    return data[: data.rfind(b"\n") + 1].decode("ascii").split()
+
+
+class VectorWriter:
+    """Appends the vectors of new texts to a generation's store (the index writer's helper)."""
+
+    def __init__(self, generation: Path, space: VectorSpace) -> None:
+        self.generation = generation
+        if _read_space(generation) != space:
+            # Another model's vectors (or none): start this model's store afresh.
+            for name in (ROWS_FILE, KEYS_FILE):
+                (generation / name).unlink(missing_ok=True)
+            payload = {"modelId": space.model_id, "dimension": space.dimension}
+            atomic_write(generation / META_FILE, orjson.dumps(payload))
+        self.space = space
+        self.keys = set(_read_keys(generation))
+        rows = (generation / ROWS_FILE).stat().st_size if (generation / ROWS_FILE).exists() else 0
+        if rows != len(self.keys) * space.dimension * 4:
+            # Rows without keys (a crash between the two appends): cut back to the keys.
+            with open(generation / ROWS_FILE, "ab") as f:
+                f.truncate(len(self.keys) * space.dimension * 4)
+
+    def append(self, keys: list[str], vectors: Vectors) -> None:
+        if not keys:
+            return
+        _append(self.generation / ROWS_FILE, np.ascontiguousarray(vectors, "<f4").tobytes())
+        _append(self.generation / KEYS_FILE, "".join(k + "\n" for k in keys).encode("ascii"))
+        self.keys.update(keys)
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+class VectorReader:
+    """A generation's vectors for search: the key table and a memory map of the rows, reloaded
+    when the writer appended (one stat per call)."""
+
+    def __init__(self, generation: Path) -> None:
+        self.generation = generation
+        self.space = _read_space(generation)
+        self._size = -1
+        self.rows: dict[str, int] = {}
+        self.keys: list[str] = []
+        self.matrix: Vectors = np.zeros((0, self.space.dimension if self.space else 0), np.float32)
+
+    def refresh(self) -> None:
+        try:
+            size = (self.generation / KEYS_FILE).stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size == self._size or self.space is None:
+            return
+        keys = _read_keys(self.generation)
+        dim = self.space.dimension
+        if keys:
+            self.matrix = np.memmap(
+                self.generation / ROWS_FILE, dtype="<f4", mode="r", shape=(len(keys), dim)
+            )
+        self.rows = {key: row for row, key in enumerate(keys)}
+        self.keys = keys
+        self._size = size

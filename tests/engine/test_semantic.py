@@ -1,0 +1,155 @@
+"""Semantic and hybrid search with the real model on a small real index (issue 7, spec 004).
+
+The fixture records what agents do on a few MetaMask screens; the queries are written in other
+words than the records, as people ask.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV
+from engine.errors import InvalidInput
+from engine.index import IndexLayout
+from engine.inputs import SearchInput, validate
+from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, text_key
+from tests.conftest import Knowledge
+
+UNLOCK_A11Y = [("e1", "heading", "Welcome back!"), ("e2", "textbox", "Password")]
+
+
+@pytest.fixture(scope="module")
+def kb(module_kb: Knowledge) -> Knowledge:
+    kb = module_kb
+    kb.session("mm-unlock", hours_ago=3, goal="Unlock the wallet", flow_tags=["unlock"])
+    kb.step("mm-unlock", "mm_describe_screen", screen="unlock", a11y=UNLOCK_A11Y)
+    kb.step("mm-unlock", "mm_type", test_id="unlock-password", text="pw", screen="unlock")
+    kb.step("mm-unlock", test_id="unlock-submit", screen="home")
+    kb.session("mm-send", hours_ago=5, goal="Send ETH to a friend", flow_tags=["send"])
+    for _ in range(3):  # agents repeat themselves: the same texts, embedded once
+        kb.step("mm-send", test_id="coin-overview-send", screen="send")
+    kb.step("mm-send", "mm_type", test_id="recipient-address", text="0xabc", screen="send")
+    kb.step("mm-send", test_id="confirm-footer-button", screen="home")
+    kb.session("mm-settings", hours_ago=7, goal="Change the display language")
+    kb.step("mm-settings", test_id="locale-select", screen="settings")
+    kb.index()
+    return kb
+
+
+def search(kb: Knowledge, query: str, **fields: object):  # type: ignore[no-untyped-def]
+    return kb.engine().search(validate(SearchInput, {"query": query, **fields}))
+
+
+def test_words_people_use_find_the_login_screen_first(kb: Knowledge) -> None:
+    page = search(kb, "user login interface", mode="semantic")
+    assert page.modeUsed == "semantic" and page.results
+    assert page.results[0].sessionId == "mm-unlock"
+    unrelated = [r.similarity for r in page.results if r.sessionId == "mm-settings"]
+    assert all(s < page.results[0].similarity for s in unrelated)  # type: ignore[operator]
+
+
+def test_hybrid_finds_a_paraphrase_keywords_miss_and_says_how_it_matched(kb: Knowledge) -> None:
+    keyword = search(kb, "reopen the vault with my secret", mode="keyword")
+    hybrid = search(kb, "reopen the vault with my secret")
+    assert keyword.total == 0
+    assert hybrid.mode == hybrid.modeUsed == "hybrid" and hybrid.degraded is None
+    assert hybrid.results[0].stepId == "mm-unlock/0002-mm_type"
+    assert hybrid.results[0].matchType == "semantic"
+    for row in hybrid.results:
+        assert row.matchType in ("keyword", "semantic", "both")
+        assert row.similarity is not None and 0 <= row.similarity <= 1
+        assert row.type in ("step", "screen") and row.score is not None
+
+
+def test_min_similarity_drops_only_semantic_hits(kb: Knowledge) -> None:
+    loose = search(kb, "password")
+    strict = search(kb, "password", minSimilarity=1.0)
+    keyword = search(kb, "password", mode="keyword")
+    keyword_ids = {r.stepId for r in keyword.results}
+    assert {r.stepId for r in strict.results} == keyword_ids
+    assert strict.total == keyword.total
+    assert any(r.matchType == "semantic" for r in loose.results)
+    assert loose.total > keyword.total
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_an_exact_test_id_comes_first_in_every_mode(kb: Knowledge, mode: str) -> None:
+    page = search(kb, "confirm-footer-button", mode=mode)
+    assert page.results[0].target["testId"] == "confirm-footer-button"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("offset", [1000, 10_000])
+def test_offset_past_the_end_keeps_the_total(kb: Knowledge, offset: int) -> None:
+    first = search(kb, "pay someone")
+    past = search(kb, "pay someone", offset=offset)
+    assert past.results == [] and past.total == first.total and not past.hasMore
+
+
+def test_pages_are_slices_of_one_order(kb: Knowledge) -> None:
+    whole = [r.stepId for r in search(kb, "send money", limit=100).results]
+    paged = [
+        r.stepId
+        for offset in range(0, len(whole), 2)
+        for r in search(kb, "send money", limit=2, offset=offset).results
+    ]
+    assert paged == whole and len(set(whole)) == len(whole)
+
+
+def test_types_and_filters_hold_in_the_semantic_leg(kb: Knowledge) -> None:
+    screens = search(kb, "welcome back password", mode="semantic", types=["screen"])
+    assert screens.results and {r.type for r in screens.results} == {"screen"}
+    on_send = search(kb, "user login interface", filters={"screen": "send"})
+    assert on_send.results and {r.sessionId for r in on_send.results} == {"mm-send"}
+    one = search(kb, "user login interface", scope={"sessionId": "mm-settings"})
+    assert {r.sessionId for r in one.results} <= {"mm-settings"}
+
+
+def test_a_query_of_punctuation_is_answered_by_keywords(kb: Knowledge) -> None:
+    page = search(kb, "?!", mode="semantic")
+    assert page.modeUsed == "keyword" and page.degraded is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "name"),
+    [
+        ({"mode": "fuzzy"}, "mode"),
+        ({"minSimilarity": 1.5}, "minSimilarity"),
+        ({"minSimilarity": "high"}, "minSimilarity"),
+        ({"types": ["workflow"]}, "types"),
+        ({"types": []}, "types"),
+    ],
+)
+def test_bad_semantic_options_name_the_field(fields: dict[str, object], name: str) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        validate(SearchInput, {"query": "send", **fields})
+    assert raised.value.field.startswith(name)
+
+
+def test_each_distinct_text_is_embedded_once_under_its_model(kb: Knowledge) -> None:
+    generation = IndexLayout(kb.index_dir).current()
+    assert generation is not None
+    keys = (generation / KEYS_FILE).read_text().split()
+    assert len(keys) == len(set(keys))
+    assert (generation / ROWS_FILE).stat().st_size == len(keys) * DIMENSION * 4
+    assert f'"{MODEL_ID}"' in (generation / META_FILE).read_text()
+    step_text = "click (coin overview send) on the send screen"
+    assert text_key(MODEL_ID, step_text) in keys
+
+
+def test_an_unloadable_model_falls_back_to_keywords_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(b"not a model")
+    monkeypatch.setenv(MODEL_PATH_ENV, str(broken))
+    kb = Knowledge(tmp_path / "kb")
+    kb.session("mm-fallback", goal="Send ETH")
+    kb.step("mm-fallback", test_id="coin-overview-send", screen="home")
+    page = search(kb, "send")  # indexing could not embed either: keyword search still works
+    assert page.modeUsed == "keyword" and page.mode == "hybrid"
+    assert page.degraded and "sha256" in page.degraded
+    assert [r.stepId for r in page.results] == ["mm-fallback/0001-mm_click"]
+    assert page.results[0].similarity is None and page.results[0].matchType == "keyword"
+    assert "keyword mode" in caplog.text and "sha256" in caplog.text
+    status = kb.engine().semantic_status()
+    assert status["modeUsed"] == "keyword" and "sha256" in str(status["degraded"])
