@@ -12,7 +12,10 @@ detection; they are checked first: both steps exist, a step never supersedes its
 chain of decisions may lead back to the step (a cycle would hide both for good).
 """
 
-from collections.abc import Iterable
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterable, Iterator
 
 from engine.documents import SessionContext, resolve_target
 from engine.errors import InvalidInput, KnowhowError, NotFound
@@ -25,6 +28,8 @@ from engine.supersede import Detected, SessionFacts, decode_all, plan
 
 EXPLICIT = "explicit"
 DETECTED = "detected"
+LOCK_FILE = ".decisions.lock"
+"""In the knowledge root: held while a `superseded.json` is read, changed and written back."""
 MAX_CHAIN = 1000
 """How far the cycle check follows supersededBy links (a longer chain is refused)."""
 
@@ -44,6 +49,19 @@ class FactsLedger:
             self.facts.pop(session_id, None)
         else:
             self.facts[session_id] = facts
+
+
+@contextlib.contextmanager
+def decisions_lock(store: KnowledgeStore) -> Iterator[None]:
+    """One read-modify-write of decision files at a time, across threads and processes: the
+    live writer's detection and `mm_knowledge_supersede` (any server, or the CLI) both rewrite
+    `superseded.json`, and without it the later write drops what the earlier one added."""
+    fd = os.open(store.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
 
 
 def _decision(detected: Detected) -> Supersession:
@@ -77,18 +95,19 @@ def write_detected(
         now = {s: d.by.step_id for s, d in planned.get(session_id, {}).items()}
         if before == now:
             continue
-        decisions, unreadable = store.read_decisions(session_id)
-        if unreadable is not None:
-            continue  # reported as a skip; never overwrite what we cannot read
-        for step_id in in_scope:
-            stem = step_id.split("/", 1)[1]
-            if stem in decisions and decisions[stem].source == DETECTED:
-                del decisions[stem]
-        for step_id, found in planned.get(session_id, {}).items():
-            stem = step_id.split("/", 1)[1]
-            if stem not in decisions:
-                decisions[stem] = _decision(found)
-        store.write_decisions(session_id, decisions)
+        with decisions_lock(store):
+            decisions, unreadable = store.read_decisions(session_id)
+            if unreadable is not None:
+                continue  # reported as a skip; never overwrite what we cannot read
+            for step_id in in_scope:
+                stem = step_id.split("/", 1)[1]
+                if stem in decisions and decisions[stem].source == DETECTED:
+                    del decisions[stem]
+            for step_id, found in planned.get(session_id, {}).items():
+                stem = step_id.split("/", 1)[1]
+                if stem not in decisions:
+                    decisions[stem] = _decision(found)
+            store.write_decisions(session_id, decisions)
         facts.detected = {**{s: b for s, b in facts.detected.items() if s not in in_scope}, **now}
         changed[session_id] = {s for s in before.keys() | now.keys() if before.get(s) != now.get(s)}
     return changed
@@ -146,14 +165,15 @@ def supersede(
         by = _describe(store, superseded_by)
     decision = Supersession(supersededBy=by, supersededAt=now_iso(), source=EXPLICIT, reason=reason)
     session_id, _, stem = step_id.partition("/")
-    decisions, unreadable = store.read_decisions(session_id)
-    if unreadable is not None:  # rewriting it would drop every decision it holds
-        raise KnowhowError(
-            f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
-            "fix or remove it, then try again"
-        )
-    decisions[stem] = decision
-    store.write_decisions(session_id, decisions)
+    with decisions_lock(store):
+        decisions, unreadable = store.read_decisions(session_id)
+        if unreadable is not None:  # rewriting it would drop every decision it holds
+            raise KnowhowError(
+                f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
+                "fix or remove it, then try again"
+            )
+        decisions[stem] = decision
+        store.write_decisions(session_id, decisions)
     return decision
 
 

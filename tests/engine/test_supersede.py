@@ -1,15 +1,17 @@
 """Superseded steps, detected from later sessions' evidence and kept in `superseded.json`."""
 
 import shutil
+import threading
 import time
 
 import pytest
 import tantivy
 
 from engine import KnowledgeEngine
-from engine.decisions import supersede
+from engine.decisions import decisions_lock, supersede
 from engine.errors import InvalidInput, NotFound
 from engine.live import LiveIndex
+from engine.models import Supersession, now_iso
 from engine.prior import ScreenContext
 from engine.supersede import Action, Seen, SessionFacts, plan, selector_test_id
 from tests.conftest import Knowledge
@@ -299,3 +301,23 @@ def test_a_retry_on_an_element_with_another_name_is_not_a_replacement(kb: Knowle
     kb.step("mm-other", a11y_ref="e2", screen="swap")  # clicked Swap instead
     kb.index()
     assert decisions(kb, "mm-old") == {}
+
+
+def test_a_decision_written_meanwhile_is_never_lost(kb: Knowledge) -> None:
+    """Detection (the live writer) and mm_knowledge_supersede both rewrite superseded.json: the
+    one that read first must not overwrite what the other added. The test holds the lock as
+    detection does, reads, lets an explicit supersede start, then writes."""
+    kb.session("mm-race", hours_ago=3)
+    first = kb.step("mm-race", test_id="a-button")
+    second = kb.step("mm-race", test_id="b-button")
+    with decisions_lock(kb.store):
+        found, _ = kb.store.read_decisions("mm-race")
+        explicit = threading.Thread(target=supersede, args=(kb.store, first, None, "moved"))
+        explicit.start()
+        explicit.join(0.3)  # it waits for the lock (without one, it writes now and is lost)
+        found[second.split("/")[1]] = Supersession(
+            supersededAt=now_iso(), source="detected", reason="simulated detection"
+        )
+        kb.store.write_decisions("mm-race", found)
+    explicit.join(10)
+    assert set(decisions(kb, "mm-race")) == {first.split("/")[1], second.split("/")[1]}
