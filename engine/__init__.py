@@ -16,7 +16,7 @@ from engine.errors import (
     NotFound,
     WriteFailed,
 )
-from engine.files import atomic_create, session_dir
+from engine.files import session_dir
 from engine.index_status import IndexStatus
 from engine.indexer import SyncReport, ensure_index, rebuild
 from engine.inputs import (
@@ -109,7 +109,6 @@ __all__ = [
     "ToolCall",
     "WriteFailed",
     "WriterLease",
-    "atomic_create",
     "check_record",
     "default_rules",
     "ensure_index",

@@ -402,18 +402,31 @@ class KnowledgeStore:
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
         data = _dump(record)
         with self._writable(session_id, STEPS_DIR) as folder:
-            number = _next_number(_step_names(folder))
-            while True:
-                name = f"{number:04d}-{tool}.json"
-                if create_at(folder, name, data):
-                    return step_id_for(session_id, name)
-                number += 1
+            name = _create_numbered(folder, _step_names(folder), f"-{tool}.json", data)
+        return step_id_for(session_id, name)
+
+    def save_artifact(self, session_id: str, folder_name: str, suffix: str, data: bytes) -> str:
+        """Write `data` as the next `<session>/<folder_name>/<NNNN><suffix>` (a screenshot),
+        inside the root like every step; returns its path relative to the session folder."""
+        with self._writable(session_id, folder_name) as folder:
+            taken = [n for n in os.listdir(folder) if not n.startswith(".")]
+            name = _create_numbered(folder, taken, suffix, data)
+        return f"{folder_name}/{name}"
 
 
 def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
     return orjson.dumps(
         model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
     )
+
+
+def _create_numbered(folder: int, taken: list[str], suffix: str, data: bytes) -> str:
+    """Create `<NNNN><suffix>` in the open `folder`, the number after those `taken`; never
+    overwrites a file, even with concurrent writers. Returns the name."""
+    number = _next_number(taken)
+    while not create_at(folder, name := f"{number:04d}{suffix}", data):
+        number += 1
+    return name
 
 
 def _next_number(names: list[str]) -> int:

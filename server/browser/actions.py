@@ -11,6 +11,7 @@ import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
@@ -19,7 +20,7 @@ import anyio.to_thread
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from engine import A11yHint, Observation, StepTarget, atomic_create, is_secret
+from engine import A11yHint, KnowledgeStore, Observation, StepTarget, is_secret
 from server.browser.driver import BrowserSession, first_line
 from server.browser.errors import (
     BrowserError,
@@ -170,9 +171,10 @@ class Screenshot:
 
 
 async def screenshot(
-    request: ScreenshotInput, directory: Path, session: BrowserSession, draft: StepDraft
+    request: ScreenshotInput, store: KnowledgeStore, session: BrowserSession, draft: StepDraft
 ) -> Screenshot:
-    """A PNG of the page in the session folder `directory`: `screenshots/<NNNN>-<name>.png`."""
+    """A PNG of the page in the session's folder: `screenshots/<NNNN>-<name>.png`, written
+    through the store, so a session folder that is a link is refused like any step write."""
     try:
         data = await session.page.screenshot(full_page=request.fullPage)
     except PlaywrightError as exc:
@@ -180,18 +182,10 @@ async def screenshot(
             raise _browser_gone(session) from None
         raise ScreenshotFailed(f"Operation failed: {first_line(exc)}") from None
     width, height = struct.unpack(">II", data[16:24])  # the PNG IHDR chunk
-    folder = directory / SCREENSHOTS_DIR
-    path = await anyio.to_thread.run_sync(_store_png, folder, request.name, data)
-    relative = path.relative_to(directory).as_posix()
+    save = partial(store.save_artifact, session.session_id, SCREENSHOTS_DIR)
+    relative = await anyio.to_thread.run_sync(save, f"-{request.name}.png", data)
     draft.artifacts = {"screenshot": {"path": relative, "width": width, "height": height}}
-    return Screenshot(path, width, height)
-
-
-def _store_png(directory: Path, name: str, data: bytes) -> Path:
-    number = len(list(directory.glob("*.png"))) + 1 if directory.is_dir() else 1
-    while not atomic_create(path := directory / f"{number:04d}-{name}.png", data):
-        number += 1
-    return path
+    return Screenshot(store.root / session.session_id / relative, width, height)
 
 
 def _with_hint(target: StepTarget | None, hint: A11yHint | None) -> StepTarget | None:

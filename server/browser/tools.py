@@ -19,7 +19,6 @@ from engine import (
     ScreenState,
     StepTarget,
     TestIdItem,
-    session_dir,
     suggestion_offers,
     validate,
 )
@@ -201,8 +200,7 @@ async def get_state(state: ServerState, args: dict[str, Any]) -> Result:
 
 async def screenshot(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(ScreenshotInput, args)
-    folder = session_dir(state.store.root, state.browser.require().session_id)
-    take = partial(actions.screenshot, request, folder)
+    take = partial(actions.screenshot, request, state.store)
     recorded = await record_call(state, "screenshot", request, take)
     shot = recorded.value
     return ScreenshotResult(

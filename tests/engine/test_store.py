@@ -358,3 +358,24 @@ def test_a_missing_root_has_no_sessions(tmp_path):
     store = KnowledgeStore(tmp_path / "does-not-exist")
     assert store.session_ids() == []
     assert list(store.iter_sessions()) == []
+
+
+def test_artifacts_are_numbered_and_never_written_through_a_link(tmp_path: Path) -> None:
+    """Screenshots go through the store like steps: a session folder (or its `screenshots/`)
+    swapped for a link during a browser session is refused, and nothing lands outside."""
+    store = KnowledgeStore(tmp_path / "root")
+    assert store.save_artifact("mm-shots1", "screenshots", "-home.png", b"png") == (
+        "screenshots/0001-home.png"
+    )
+    assert store.save_artifact("mm-shots1", "screenshots", "-home.png", b"png2") == (
+        "screenshots/0002-home.png"
+    )
+    outside = tmp_path / "outside"
+    (outside / "screenshots").mkdir(parents=True)
+    (store.root / "mm-linked1").symlink_to(outside, target_is_directory=True)
+    (store.root / "mm-shots2").mkdir()
+    (store.root / "mm-shots2" / "screenshots").symlink_to(outside / "screenshots")
+    for session_id in ("mm-linked1", "mm-shots2"):
+        with pytest.raises(InvalidInput, match=r"sessionId: .*link"):
+            store.save_artifact(session_id, "screenshots", "-home.png", b"secret page")
+    assert list(outside.rglob("*")) == [outside / "screenshots"]
