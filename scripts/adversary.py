@@ -479,6 +479,125 @@ def malformed_stdio_sync(arena: Arena) -> Outcome:
     )
 
 
+OUTSIDE_WORD = "exfiltrated"
+
+
+def outside_step(session_id: str) -> bytes:
+    step = {
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "sessionId": session_id,
+        "tool": {"name": "mm_click", "target": {"testId": f"{OUTSIDE_WORD}-button"}},
+        "outcome": {"ok": True},
+    }
+    return json.dumps(step).encode()
+
+
+async def links_out_of_the_root(arena: Arena) -> Outcome:
+    """Item 1: a step file and a session folder that are links to files outside the root, and
+    /etc/passwd linked as a step, must not be read; record_step into a session whose folder is
+    a link must not write outside the root."""
+    outside = arena.work / "outside"
+    (outside / "mm-outside1" / "steps").mkdir(parents=True)
+    (outside / "step.json").write_bytes(outside_step("mm-linked1"))
+    (outside / "mm-outside1" / "session.json").write_bytes(
+        json.dumps({"sessionId": "mm-linked2", "createdAt": "2026-01-01T00:00:00.000Z"}).encode()
+    )
+    (outside / "mm-outside1" / "steps" / "0001-mm_click.json").write_bytes(
+        outside_step("mm-linked2")
+    )
+    server = await arena.server()
+    session_id = await arena.record(server, None, 3)
+    await arena.settle(server.client, time.monotonic())
+    steps = arena.root / session_id / "steps"
+    (steps / "0050-mm_click.json").symlink_to(outside / "step.json")
+    (steps / "0051-mm_click.json").symlink_to("/etc/passwd")
+    (arena.root / "mm-linked2").symlink_to(outside / "mm-outside1", target_is_directory=True)
+    (arena.root / "mm-linked3").symlink_to(outside / "mm-outside3", target_is_directory=True)
+    (outside / "mm-outside3").mkdir()
+    before = sorted(str(p) for p in outside.rglob("*"))
+    attacked = time.monotonic()
+    await arena.record(server, session_id, 2)
+    recover, lost = await arena.settle(server.client, attacked)
+    await anyio.sleep(2)  # give the writer time to index whatever it would index
+    found = await arena.call(server.client, "mm_knowledge_search", {"query": OUTSIDE_WORD})
+    leaked = found["ok"] and found["result"]["total"] > 0
+    written = await arena.call(
+        server.client,
+        "mm_knowledge_record_step",
+        {"sessionId": "mm-linked3", "tool": {"name": "mm_click"}, "outcome": {"ok": True}},
+    )
+    after = sorted(str(p) for p in outside.rglob("*"))
+    return arena.verdict(
+        recover,
+        lost,
+        (not leaked, "a file outside the root is searchable"),
+        (before == after and not written["ok"], "record_step wrote outside the root"),
+        (pid_alive(server.pid), "the server died"),
+    )
+
+
+SECRET = "Hunter2-Zebra-Quill"
+PHRASE = "abandon ability able about above absent absorb abstract absurd abuse access accident"
+
+
+def holds_secret(data: bytes) -> bool:
+    """The password or the phrase, in clear (index `.store` blocks are lz4, whose literal runs
+    keep short unique strings; the searches below check the index too)."""
+    return SECRET.encode() in data or PHRASE[:15].encode() in data
+
+
+async def secrets_in_clear(arena: Arena) -> Outcome:
+    """Item 2: text typed into a password or recovery-phrase field, in each form the attack
+    used, must be found in no file under the root or the index and by no search."""
+    server = await arena.server()
+    session_id = await arena.record(server, None, 1)
+    typed = {"name": "mm_type", "input": {"text": SECRET}}
+    forms: list[dict[str, Any]] = [
+        {**typed, "target": {"a11yHint": {"role": "textbox", "name": "Password"}}},
+        {**typed, "target": {"testId": "unlock-pwd"}},
+        {"name": "mm_type", "target": {"testId": "srp-input"}, "input": {"text": PHRASE}},
+        {"name": "mm_type", "target": {"testId": "login-form"}, "input": {"password": SECRET}},
+        {
+            "name": "mm_fill",
+            "target": {"testId": "unlock-password"},
+            "input": {"fill": {"text": SECRET}},
+        },
+        {
+            **typed,
+            "target": {"testId": "unlock-password"},
+            "textRedacted": True,
+            "args": {"text": SECRET},
+        },
+    ]
+    for tool in forms:
+        step = {"sessionId": session_id, "tool": tool, "outcome": {"ok": True}}
+        await arena.call(server.client, "mm_knowledge_record_step", step)
+    failed_copy = {
+        "sessionId": session_id,
+        "tool": {**typed, "target": {"testId": "unlock-password"}},
+        "outcome": {"ok": False, "error": {"code": "X", "message": f"could not type {SECRET}"}},
+    }
+    await arena.call(server.client, "mm_knowledge_record_step", failed_copy)
+    await anyio.sleep(3)  # indexed meanwhile
+    in_files = [
+        str(p.relative_to(arena.work))
+        for p in (*arena.root.rglob("*"), *arena.index.rglob("*"))
+        if p.is_file()
+        and (SECRET.encode() in p.read_bytes() or b"abandon ability" in p.read_bytes())
+    ]
+    hits = 0
+    for query in (SECRET, "abandon ability able"):
+        found = await arena.call(server.client, "mm_knowledge_search", {"query": query})
+        hits += found["result"]["total"] if found["ok"] else 0
+    return arena.verdict(
+        None,
+        0,
+        (not in_files, f"in clear in {len(in_files)} files, e.g. {in_files[:2]}"),
+        (hits == 0, f"{hits} search results for the secrets"),
+        needs_recovery=False,
+    )
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -487,6 +606,12 @@ class Attack:
 
 
 ATTACKS: list[Attack] = [
+    Attack(
+        "links out of the root (step, session folder, /etc/passwd, write)",
+        "1",
+        links_out_of_the_root,
+    ),
+    Attack("secrets typed into password / recovery-phrase fields (6 forms)", "2", secrets_in_clear),
     Attack("step file name not UTF-8 (live batch, reindex)", "5", non_utf8_name),
     Attack("index disk full during 38 record_step, then freed", "4", index_disk_full),
     Attack("random bytes in .idx, server started after", "3", idx_damaged_at_rest),
