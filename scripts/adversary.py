@@ -8,8 +8,9 @@ Each attack gets its own fresh knowledge root and index under a temp folder, sta
 `knowhow serve` processes (stdio) and talks to them with the MCP SDK's client. "held" means:
 every tool answer was an envelope, no server process died that the attack did not kill, and
 every recorded step became searchable again; "recover" is seconds from the attack until every
-recorded step was searchable (— when nothing was broken to recover from); "lost" counts
-recorded steps never found. `--write` puts the table between the `adversary` markers of
+recorded step was searchable (for a damaged index: until a rebuilt generation replaced it and
+status said "ok"; — when nothing was broken to recover from); "lost" counts recorded steps
+never found. `--write` puts the table between the `adversary` markers of
 docs/BENCHMARKS.md.
 
 Adding an attack: write `async def attack_x(arena: Arena) -> Outcome` and append an `Attack`
@@ -141,6 +142,19 @@ class Arena:
             await anyio.sleep(POLL_SECONDS)
         return (None if missing else round(time.monotonic() - since, 2)), missing
 
+    async def healed(self, client: Client, damaged: Path, since: float) -> float | None:
+        """Seconds from `since` until a new generation replaced `damaged` and status says the
+        index is healthy (None when not within SETTLE_SECONDS). Damage the open files keep
+        answering around (a deleted file stays mapped) is found by the writer's check."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline:
+            status = await self.call(client, "mm_knowledge_status", {})
+            rebuilt = status["ok"] and status["result"]["generation"] != damaged.name
+            if rebuilt and status["result"]["health"] == "ok":
+                return round(time.monotonic() - since, 2)
+            await anyio.sleep(POLL_SECONDS)
+        return None
+
     def verdict(
         self,
         recover: float | None,
@@ -219,17 +233,17 @@ def damage_while_serving(damage: Callable[[Path], None]) -> Callable[[Arena], Aw
         await arena.record(server, session_id, 5)
         answers = []
         for query in ("send", "coin overview", "click"):
-            found = await arena.call(server.client, "mm_knowledge_search", {"query": query})
-            answers.append(found["ok"] or found["error"]["code"] == "MM_INDEX_UNAVAILABLE")
-        recover, lost = await arena.settle(server.client, attacked)
-        status = (await arena.call(server.client, "mm_knowledge_status", {}))["result"]
+            answer = await arena.call(server.client, "mm_knowledge_search", {"query": query})
+            answers.append(answer["ok"] or answer["error"]["code"] == "MM_INDEX_UNAVAILABLE")
+        found, lost = await arena.settle(server.client, attacked)
+        healed = await arena.healed(server.client, damaged, attacked)
         return arena.verdict(
-            recover,
+            healed if found is not None else None,
             lost,
-            (all(answers), "a search answered something else than results or MM_INDEX_UNAVAILABLE"),
-            (generation(arena) != damaged, "the damaged generation is still live"),
-            (status["health"] == "ok", f"status health {status['health']}"),
+            (all(answers), "a search answered neither results nor MM_INDEX_UNAVAILABLE"),
+            (healed is not None, "the damaged generation was never replaced"),
             (pid_alive(server.pid), "the server died"),
+            note="" if found is None else f"every step searchable after {found:.2f} s",
         )
 
     return attack
