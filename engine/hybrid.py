@@ -17,6 +17,9 @@ and a step holding a whole identifier the query typed (the keyword leg's exact t
 from dataclasses import dataclass
 from typing import Any
 
+RERANK_WINDOW = 100
+"""Keyword hits reranked (and fused with the semantic candidates) per search."""
+
 
 @dataclass
 class Hit:

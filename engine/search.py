@@ -20,20 +20,20 @@ from analyzers import SynonymTable
 from engine.clauses import all_of, doc_key, hit_count, term, unscored
 from engine.documents import read_rank_record
 from engine.filters import ReadView, epoch_ms_of, step_clauses
-from engine.hybrid import Hit, fuse, semantic_weight
+from engine.hybrid import RERANK_WINDOW, Hit
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD
 from engine.matched import page_evidence
+from engine.meaning import answer_mode, meaning_fields, with_meaning
 from engine.payload import read_payload
 from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_query, step_filter
 from engine.results import SearchPage
 from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
-from engine.semantic import DEFAULT_MIN_SIMILARITY, SemanticLeg, embeddable, semantic_candidates
+from engine.semantic import SemanticLeg
 from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
-RERANK_WINDOW = 100
 MAX_RENAMED = 100
 """Superseded exact matches whose successors join the exact tier (most recent first is not
 needed: any hundred of them name the same few successors)."""
@@ -69,9 +69,9 @@ def search(
         hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
         ranked += hits
         total += count
-    mode_used, degraded = _mode(request, semantic)
+    mode_used, degraded = answer_mode(request, semantic)
     if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
-        ranked, total = _with_meaning(view, request, plan, must, ranked, total, semantic)
+        ranked, total = with_meaning(view, request, plan, must, ranked, total, semantic)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(
@@ -85,7 +85,7 @@ def search(
             r.session_id,
             payload,
             score=r.score,
-            matched_fields=fields or _meaning(r),
+            matched_fields=fields or meaning_fields(r),
             session=sessions[r.session_id],
             recalls=page_recalls.get(r.step_id, NO_RECALLS),
         ).model_copy(
@@ -207,84 +207,6 @@ def _rank_tier(
         step_id, created = str(doc["step_id"][0]), int(doc["created"][0])
         ranked.append(Hit(doc_key(address), doc, step_id, created, score, score=score, exact=exact))
     return ranked, total
-
-
-def _meaning(hit: Hit) -> list[str]:
-    """Why a semantic-only hit matched: no query word, its meaning (every result says why)."""
-    return [f"meaning:similarity {hit.similarity or 0.0:.2f}"]
-
-
-def _mode(request: SearchInput, semantic: SemanticLeg | str) -> tuple[str, str | None]:
-    """The mode a request is answered in, and why it is not the one asked for (None: it is)."""
-    if request.mode == "keyword":
-        return "keyword", None
-    if isinstance(semantic, str):
-        return "keyword", semantic
-    if not embeddable(request.query):
-        return "keyword", None  # nothing to embed: the keywords are all there is
-    return request.mode, None
-
-
-def _with_meaning(
-    view: ReadView,
-    request: SearchInput,
-    plan: PlannedQuery,
-    must: list[tantivy.Query],
-    ranked: list[Hit],
-    total: int,
-    semantic: SemanticLeg,
-) -> tuple[list[Hit], int]:
-    """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
-    fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
-    first tier) stay first. `total` counts every keyword match plus the semantic hits that
-    match no keyword."""
-    sims = semantic.similarities(request.query)
-    min_similarity = (
-        request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
-    )
-    found = semantic_candidates(view, must, sims, min_similarity)
-    matching = _keyword_matches(view, plan, [doc for _, doc in found.values()])
-    exact_keys = {hit.key for hit in ranked if hit.exact}
-    candidates: dict[tuple[int, int], Hit] = {}
-    if request.mode != "semantic":
-        for hit in ranked[:RERANK_WINDOW]:
-            hit.similarity = sims.of(hit.doc)
-            hit.semantic_match = hit.similarity >= min_similarity
-            candidates[hit.key] = hit
-    for key, (similarity, doc) in found.items():
-        if key not in candidates:
-            step_id = str(doc["step_id"][0])
-            hit = Hit(key, doc, step_id, int(doc["created"][0]), similarity=similarity)
-            hit.keyword = 0.0 if key in matching else None
-            hit.semantic_match = True
-            hit.exact = key in exact_keys
-            candidates[key] = hit
-    if request.mode == "semantic":
-        return fuse(list(candidates.values()), 1.0), len(candidates)
-    explained = max((hit.coverage for hit in ranked[:RERANK_WINDOW]), default=0.0)
-    fused = fuse(list(candidates.values()), semantic_weight(explained))
-    fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
-    fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
-    semantic_only = sum(1 for key in found if key not in matching)
-    return fused, total + semantic_only
-
-
-def _keyword_matches(view: ReadView, plan: PlannedQuery, docs: list[Any]) -> set[tuple[int, int]]:
-    """Which of these steps the keyword query matches (retrieval clauses, as `total` counts)."""
-    if not docs or not plan.clauses:
-        return set()
-    ids = [str(doc["step_id"][0]) for doc in docs]
-    query = tantivy.Query.boolean_query(
-        [
-            (
-                tantivy.Occur.Must,
-                unscored(tantivy.Query.term_set_query(view.schema, "step_id", ids)),
-            ),
-            (tantivy.Occur.Must, scored_query(view.schema, plan.clauses)),
-        ]
-    )
-    found = view.searcher.search(query, limit=len(ids), count=False)
-    return {doc_key(address) for _, address in found.hits}
 
 
 def _rescore(
