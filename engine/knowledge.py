@@ -61,6 +61,7 @@ class KnowledgeEngine:
         self.now = now or (lambda: datetime.now(UTC))
         self._reader: IndexReader | None = None
         self._reader_stamp: int | None = None
+        self._check: GenerationCheck | None = None
         self._typo: TypoVocabulary | None = None
         self._typo_path: Path | None = None
         self._vectors: VectorReader | None = None
@@ -70,17 +71,23 @@ class KnowledgeEngine:
     def reader(self) -> IndexReader:
         """The reader of the live generation, reopened when a rebuild swapped it (noticed by the
         pointer file's mtime: one stat per call, not a read). A generation is verified before
-        it is first searched, and never searched once reported damaged (`IndexDamaged`)."""
+        it is first searched, and never searched once reported damaged (`IndexDamaged`).
+
+        Damage after opening need not make Tantivy fail: random bytes in a posting list can
+        just as well answer nonsense. Segment files are never rewritten, so each read stats
+        them (~0.1 ms) and re-checksums any whose size or mtime changed since found whole."""
         stamp = self.layout.stamp()
         if self._reader is None or stamp != self._reader_stamp:
             current = self.layout.current()
             if self._reader is None or (current is not None and current != self._reader.path):
-                self._reader = None
+                self._reader, self._check = None, None
                 self._reader = self._open(current)
             self._reader_stamp = stamp
         damage = reported_damage(self._reader.path)
         if damage is not None:
             raise IndexDamaged(self._reader.path, damage)
+        if self._check is not None:
+            _verify(self._check, full=False)
         return self._reader
 
     def _open(self, generation: Path | None) -> IndexReader:
@@ -89,8 +96,11 @@ class KnowledgeEngine:
         damage = reported_damage(generation)
         if damage is not None:
             raise IndexDamaged(generation, damage)
-        _verify(generation)
-        return IndexReader(generation)
+        check = GenerationCheck(generation)
+        _verify(check, full=True)
+        reader = IndexReader(generation)
+        self._check = check
+        return reader
 
     def _guarded(self, action: Callable[[], T]) -> T:
         """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
@@ -104,7 +114,7 @@ class KnowledgeEngine:
             if not (is_panic(exc) or isinstance(exc, ValueError | OSError)):
                 raise
             if self._reader is not None:
-                _verify(self._reader.path)
+                _verify(GenerationCheck(self._reader.path), full=True)
             if is_panic(exc):
                 raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
             raise
@@ -236,10 +246,10 @@ class KnowledgeEngine:
         return self._guarded(run)
 
 
-def _verify(generation: Path) -> None:
-    """Verify a generation in full; damage is reported to every process, then raised."""
+def _verify(check: GenerationCheck, *, full: bool) -> None:
+    """Verify a generation; damage is reported to every process, then raised."""
     try:
-        GenerationCheck(generation).verify(full=True)
+        check.verify(full=full)
     except IndexDamaged as exc:
-        report_damage(generation, exc.reason)
+        report_damage(check.path, exc.reason)
         raise

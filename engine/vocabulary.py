@@ -45,10 +45,11 @@ class TypoVocabulary:
 
     def corrections(self, token: str) -> list[tuple[str, int]]:
         """Known words within the allowed edit distance of `token`: (word, distance), closest
-        and most frequent first."""
+        and most frequent first. Never `token` itself: callers ask about words the live index
+        does not hold, which a vocabulary up to a minute old may still list."""
         limit = max_typo_edits(token)
         if limit == 0 or not WORD.fullmatch(token):
             return []
         candidates = {w for key in _deletions(token) for w in self._keys.get(key, ())}
-        found = [(w, d) for w in candidates if (d := edit_distance(token, w, limit)) <= limit]
+        found = [(w, d) for w in candidates if 0 < (d := edit_distance(token, w, limit)) <= limit]
         return sorted(found, key=lambda wd: (wd[1], -self.doc_freq[wd[0]], wd[0]))

@@ -24,11 +24,15 @@ from tests.engine.test_live import wait_for
 
 
 def scramble(path: Path) -> None:
-    """Random bytes over the middle half of a file, in place (as a bad disk or a stray write)."""
-    size = path.stat().st_size
+    """Random bytes over the middle half of a file, in place (as a bad disk or a stray write).
+    The write is dated at least a millisecond after the file was made, as a later write is: the
+    kernel's coarse clock could otherwise give both the same mtime within one test."""
+    before = path.stat()
     with path.open("r+b") as handle:
-        handle.seek(size // 4)
-        handle.write(os.urandom(size // 2))
+        handle.seek(before.st_size // 4)
+        handle.write(os.urandom(before.st_size // 2))
+    if path.stat().st_mtime_ns - before.st_mtime_ns < 1_000_000:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
 
 
 def segment_file(suffix: str) -> Callable[[Path], Path]:

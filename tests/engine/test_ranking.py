@@ -47,6 +47,21 @@ def test_a_typo_match_never_outranks_an_exact_one(kb):
     assert above(kb.search("swap button"), exact, near)
 
 
+def test_a_word_gone_from_the_index_is_not_its_own_typo(kb):
+    """The typo vocabulary is rebuilt once a minute, so it can still list a word the live index
+    lost; such a word is no correction of itself (this divided by a zero distance)."""
+    kb.session("mm-gone")
+    gone = kb.step("mm-gone", test_id="swap-button")
+    kept = kb.step("mm-gone", test_id="send-button")
+    engine = kb.engine()
+    assert ranked(engine.search(SearchInput(query="swap"))) == [gone]
+    session_id, step_name = gone.split("/")
+    (kb.root / session_id / "steps" / f"{step_name}.json").unlink()
+    kb.index()
+    engine.refresh()
+    assert kept not in ranked(engine.search(SearchInput(query="swap")))
+
+
 def test_words_under_four_letters_get_no_typo_matches(kb):
     kb.step("mm-short", test_id="eth-balance")
     assert kb.search("eht").total == 0
