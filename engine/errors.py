@@ -12,6 +12,7 @@ KnowhowError                      code
 
 import errno
 import os
+from pathlib import Path
 
 
 class KnowhowError(Exception):
@@ -53,14 +54,27 @@ class WriteFailed(KnowhowError):
 
     @classmethod
     def from_os_error(cls, exc: OSError) -> "WriteFailed":
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        name = errno.errorcode.get(exc.errno or 0, "")
-        where = f" ({exc.filename})" if exc.filename else ""
         return cls(
-            f"could not write to the knowledge root{where}: {reason}"
-            + (f" [{name}]" if name else "")
-            + "; nothing was recorded. Free disk space or fix the root's permissions, then retry."
+            f"could not write to the knowledge root{_os_reason(exc)}; nothing was recorded. "
+            "Free disk space or fix the root's permissions, then retry."
         )
+
+    @classmethod
+    def for_index(cls, exc: OSError, index_dir: Path) -> "WriteFailed":
+        """The index could not be written: the knowledge files (the truth) are untouched."""
+        return cls(
+            f"could not write the index at {index_dir}{_os_reason(exc)}; the knowledge files are "
+            "untouched. Free disk space or fix the index folder's permissions, then run "
+            "`knowhow reindex`."
+        )
+
+
+def _os_reason(exc: OSError) -> str:
+    """` (path): reason [ENAME]` of a refused file operation."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    name = errno.errorcode.get(exc.errno or 0, "")
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{where}: {reason}" + (f" [{name}]" if name else "")
 
 
 class IndexUnavailable(KnowhowError):

@@ -45,6 +45,7 @@ from engine import (
     SupersedeInput,
     SyncReport,
     TimelineInput,
+    WriteFailed,
     WriterLease,
     ensure_index,
     rebuild,
@@ -231,6 +232,16 @@ def _store(settings: Settings) -> KnowledgeStore:
     return KnowledgeStore(settings.root)
 
 
+def _writing_index(settings: Settings, build: Callable[[], SyncReport]) -> SyncReport:
+    """Run an index build; a refused write (disk full, no permission, a file where a folder
+    should be) is `MM_WRITE_FAILED` naming the index, as a recording tool's is. The store
+    reports unreadable knowledge files as skips, so an OSError that escapes is the index's."""
+    try:
+        return build()
+    except OSError as exc:
+        raise WriteFailed.for_index(exc, settings.index) from exc
+
+
 @app.command()
 def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = False) -> None:
     """Bring the index up to date with the knowledge root (builds it the first time).
@@ -249,7 +260,12 @@ def index(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt = F
         return
     try:
         with _progress("indexing", as_json) as progress:
-            report = _run(as_json, lambda: ensure_index(store, settings.index, progress))
+            report = _run(
+                as_json,
+                lambda: _writing_index(
+                    settings, lambda: ensure_index(store, settings.index, progress)
+                ),
+            )
     finally:
         lease.release()
     _report(report, as_json)
@@ -261,7 +277,10 @@ def reindex(root: RootOpt = None, index_dir: IndexOpt = None, as_json: JsonOpt =
     settings = _settings(root, index_dir)
     store = _run(as_json, lambda: _store(settings))
     with _progress("rebuilding", as_json) as progress:
-        report = _run(as_json, lambda: rebuild(store, settings.index, progress))
+        report = _run(
+            as_json,
+            lambda: _writing_index(settings, lambda: rebuild(store, settings.index, progress)),
+        )
     _report(report, as_json)
 
 
@@ -616,13 +635,16 @@ def _command() -> str:
     return os.path.relpath(started.resolve()) if started.is_absolute() else str(started)
 
 
-def _ports_free(ports: dict[str, int]) -> None:
-    """Each port can be bound on 127.0.0.1, else an error naming the option that sets it."""
+def _ports_free(ports: dict[str, int], host: str = "127.0.0.1") -> None:
+    """Each port can be bound on `host`, else an error naming the option that sets it (said
+    before anything starts, not as a server's traceback after its banner)."""
+    host = host.strip("[]")
     for option, port in ports.items():
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                probe.bind(("127.0.0.1", port))
+                probe.bind((host, port))
             except OSError as exc:
                 raise KnowhowError(
                     f"port {port} is not free ({exc.strerror}); is another knowhow demo or "
@@ -699,8 +721,10 @@ def serve(
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
+        if settings.transport == "http":
+            _ports_free({"--port": settings.port}, settings.host)
         run_server(settings, verbose)
-    except (ValidationError, UnsafeBinding, InvalidScreenRules) as exc:
+    except (ValidationError, UnsafeBinding, InvalidScreenRules, KnowhowError) as exc:
         err.print("[red]cannot serve[/red]:", escape(str(exc)))
         raise typer.Exit(2) from None
 

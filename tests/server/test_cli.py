@@ -66,8 +66,10 @@ def test_index_failure_is_an_error_envelope_not_a_traceback(cli, tmp_path):
     blocked.write_text("a file where the index folder should be")
     args = ["index", "--json", "--root", str(cli.kb.root), "--index", str(blocked / "index")]
     error = error_of(CliRunner().invoke(app, args))
-    assert error["code"].startswith("MM_")
-    assert "not-a-folder" in error["message"]
+    assert error["code"] == "MM_WRITE_FAILED"
+    assert (
+        "not-a-folder" in error["message"] and "knowledge files are untouched" in error["message"]
+    )
 
 
 def test_index_names_skipped_files(cli):

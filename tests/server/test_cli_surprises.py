@@ -173,6 +173,18 @@ def test_summarize_prints_selectors_and_brackets_as_they_are(cli: Any) -> None:
     assert 'selector:[data-testid="eth-overview-send"]' in text
 
 
+def test_serve_reports_a_taken_port_before_starting(cli: Any, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        where = ("--root", str(tmp_path / "fresh"), "--index", str(tmp_path / "fresh-index"))
+        result = cli("serve", "--transport", "http", "--port", str(port), where=where)
+    assert result.exit_code == 2
+    assert f"port {port} is not free" in result.output and "--port" in result.output
+    assert not (tmp_path / "fresh-index").exists(), "nothing started"
+
+
 def test_demo_reports_a_taken_port_before_any_banner(cli: Any, tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
