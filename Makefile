@@ -59,7 +59,9 @@ test: lint typecheck unit
 bench: bench-quality bench-speed bench-reuse
 
 bench-quality: install
-	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl
+	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl \
+		--queries scripts/eval/queries_paraphrase_dev.jsonl \
+		--queries scripts/eval/queries_paraphrase_holdout.jsonl
 
 bench-speed: install
 	$(BIN)/python scripts/bench_speed.py

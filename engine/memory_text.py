@@ -10,6 +10,7 @@ few hundred distinct step texts).
 """
 
 import re
+from urllib.parse import urlsplit
 
 from engine.embedder import MODEL_ID
 from engine.labels import DISCOVERY_TOOLS, tool_action
@@ -25,6 +26,10 @@ EMBED_TEXTS = "embed_texts"
 OBSERVING_ACTIONS = DISCOVERY_TOOLS | {"screenshot"}
 
 _ID_SEPARATORS = re.compile(r"[-_./#:\s]+")
+_QUOTED = re.compile(r'"([^"]*)"')
+_CSS_WORDS = re.compile(r"\b(?:data-testid|has-text|placeholder|aria-label|type|nth|text)\b")
+_CSS_SYNTAX = re.compile(r"[^A-Za-z0-9_-]+")
+_IDENTIFIER = re.compile(r"[\w-]*[-_][\w-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _VERBS = {
     "click": "click",
@@ -50,26 +55,58 @@ def words(identifier: str | None) -> str:
     return " ".join(w for w in _ID_SEPARATORS.split(spaced) if w).lower()
 
 
+def selector_words(selector: str) -> str:
+    """What a CSS selector names, in words: `[data-testid="unlock-password"]` -> `unlock
+    password`, `button:has-text("Unlock")` -> `button Unlock`, `#connectButton` -> `connect
+    button`. Selector syntax (`data-testid`, `has-text`, brackets) is no word of the UI."""
+    quoted = _QUOTED.findall(selector)
+    rest = _CSS_WORDS.sub(" ", _QUOTED.sub(" ", selector))
+    parts = [words(part) for part in _CSS_SYNTAX.split(rest) if part]
+    parts += [words(text) if _IDENTIFIER.fullmatch(text) else text for text in quoted]
+    return " ".join(part for part in parts if part)
+
+
+def _screen(name: str | None) -> str | None:
+    return f"the {words(name)} screen" if name and name != "unknown" else None
+
+
+def _web_page(url: str | None) -> str | None:
+    """`the web page localhost` for a page outside the wallet (a dapp): steps there carry no
+    screen name, and `click` alone is what every step of every page would say."""
+    if not url or not url.startswith(("http://", "https://")):
+        return None
+    return f"the web page {urlsplit(url).hostname or ''}".rstrip()
+
+
 def step_text(payload: StepPayload) -> str:
-    """`click button "Send" (coin overview send) on the home screen. Failed: …`"""
+    """`click button "Send" (coin overview send) on the home screen leading to the send
+    screen. Failed: …`; a navigation says where it went: `go to the settings screen from the
+    home screen`."""
     action = tool_action(payload["tool"])
-    parts = [_VERBS.get(action, words(action))]
     target = payload.get("target") or {}
-    if target.get("role"):
-        parts.append(target["role"])
-    if target.get("name"):
-        parts.append(f'"{target["name"]}"')
-    if target.get("testId"):
-        parts.append(f"({words(target['testId'])})")
-    elif target.get("selector"):
-        parts.append(f"({words(target['selector'])})")
-    screen = payload.get("onScreen") or payload.get("screen")
-    if screen and screen != "unknown":
-        parts.append(f"on the {words(screen)} screen")
+    acted_on = payload.get("onScreen") or payload.get("screen")
     landed = payload.get("screen")
-    if landed and landed not in ("unknown", screen):
-        parts.append(f"leading to the {words(landed)} screen")
-    text = " ".join(parts)
+    if action == "navigate" and not target:
+        parts = ["go to", _screen(landed) or _web_page(payload.get("url")) or ""]
+        if _screen(acted_on) and acted_on != landed:
+            parts.append(f"from {_screen(acted_on)}")
+        text = " ".join(part for part in parts if part)
+    else:
+        parts = [_VERBS.get(action, words(action))]
+        if target.get("role"):
+            parts.append(target["role"])
+        if target.get("name"):
+            parts.append(f'"{target["name"]}"')
+        if target.get("testId"):
+            parts.append(f"({words(target['testId'])})")
+        elif target.get("selector"):
+            parts.append(f"({selector_words(target['selector'])})")
+        place = _screen(acted_on) or _web_page(payload.get("url"))
+        if place:
+            parts.append(f"on {place}")
+        if _screen(landed) and landed != acted_on:
+            parts.append(f"leading to {_screen(landed)}")
+        text = " ".join(parts)
     error = payload.get("error")
     if error and (error.get("message") or error.get("code")):
         text += f". Failed: {error.get('message') or words(error.get('code'))}"

@@ -9,9 +9,16 @@ seed_substring / seed_spec03 / fts5_bm25 and knowhow (`reindex` then `batch-sear
 every run twice: with the eval's score.py, and with the pure-Python measures below, so the numbers
 never depend on ir-measures being installed; the two must agree within 0.001. Results go to stdout,
 to WORK/quality.json and to the bench-quality section of docs/BENCHMARKS.md.
-Targets: overall nDCG@10 >= best baseline + 0.15, and on every query kind >= the best baseline.
+The public query set and the public paraphrase set (both from the eval folder) always run;
+`--queries` adds more (`make bench-quality` adds our dev, dev paraphrase and held-out paraphrase
+sets). Each set prints its targets as PASS/FAIL lines:
+- a set of queries in the corpus's words (public, dev): overall nDCG@10 >= best baseline + 0.15,
+  and on every query kind >= the best baseline;
+- a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (issue 7's bar for
+  the public paraphrases, applied to every paraphrase set: unseen sets are checked the same way);
+- every set: hybrid within 0.01 of keyword on every query kind.
 knowhow runs in each search mode (`knowhow` = hybrid, the default; `knowhow-keyword`,
-`knowhow-semantic`); hybrid must stay within 0.01 of keyword on every query kind.
+`knowhow-semantic`).
 """
 
 import argparse
@@ -48,6 +55,8 @@ HYBRID_TOLERANCE = 0.01
 MEASURES = ["nDCG@10", "MRR@10", "R@20"]
 KNOWHOW_RUNS = ["knowhow", "knowhow-keyword", "knowhow-semantic"]
 OVERALL_MARGIN = 0.15
+PARAPHRASE_TARGET = 0.40
+"""Hybrid nDCG@10 every paraphrase set must reach (issue 7: public paraphrases 0.156 -> 0.40)."""
 TOLERANCE = 0.001
 
 
@@ -114,12 +123,16 @@ def cross_check(name: str, mine: dict, theirs: dict[str, float]) -> list[str]:
     return bad
 
 
-def targets(scores: dict[str, dict]) -> dict:
-    """knowhow minus the best baseline, overall (+0.15 needed) and per kind (>= 0 needed)."""
+def targets(scores: dict[str, dict], paraphrase: bool) -> dict:
+    """A paraphrase set: hybrid nDCG@10 >= PARAPHRASE_TARGET. Any other: knowhow minus the best
+    baseline, overall (+0.15 needed) and per kind (>= 0 needed)."""
     base = [scores[b] for b in BASELINES if b in scores]
     kh = scores.get("knowhow")
     if kh is None or not base:
         return {}
+    if paraphrase:
+        value = kh["overall"]["nDCG@10"]
+        return {"paraphrase": value, "paraphrase_pass": value >= PARAPHRASE_TARGET - 1e-9}
     best = max(b["overall"]["nDCG@10"] for b in base)
     kinds = {k: max(b["kinds"][k]["nDCG@10"] for b in base) for k in kh["kinds"]}
     deltas = {k: kh["kinds"][k]["nDCG@10"] - v for k, v in kinds.items()}
@@ -133,6 +146,27 @@ def targets(scores: dict[str, dict]) -> dict:
     }
 
 
+def hybrid_deltas(scores: dict[str, dict]) -> dict[str, float] | None:
+    """Hybrid minus keyword nDCG@10 per query kind (None: one of them did not run)."""
+    if "knowhow" not in scores or "knowhow-keyword" not in scores:
+        return None
+    hy, kw = scores["knowhow"]["kinds"], scores["knowhow-keyword"]["kinds"]
+    return {k: hy[k]["nDCG@10"] - kw[k]["nDCG@10"] for k in sorted(hy) if k in kw}
+
+
+def hybrid_pass(deltas: dict[str, float] | None) -> bool:
+    return deltas is not None and min(deltas.values(), default=0.0) >= -HYBRID_TOLERANCE - 1e-9
+
+
+def set_pass(tgt: dict, scores: dict[str, dict]) -> bool:
+    """Every target of one query set holds."""
+    if not tgt or not hybrid_pass(hybrid_deltas(scores)):
+        return False
+    if "paraphrase" in tgt:
+        return bool(tgt["paraphrase_pass"])
+    return bool(tgt["overall_pass"]) and not tgt["kinds_failing"]
+
+
 def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str]) -> str:
     names = [n for n in [*BASELINES, *KNOWHOW_RUNS] if n in scores]
     kinds = sorted({k for n in names for k in scores[n]["kinds"]})
@@ -140,7 +174,11 @@ def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str])
     md = f"**{qset}** — overall\n\n" + md_table(["run", *MEASURES], rows)
     rows = [[n] + [fmt(scores[n]["kinds"][k]["nDCG@10"]) for k in kinds] for n in names]
     md += "\nnDCG@10 per query kind\n\n" + md_table(["run", *kinds], rows)
-    if tgt:
+    if tgt and "paraphrase" in tgt:
+        ok = "PASS" if tgt["paraphrase_pass"] else "FAIL"
+        md += f"\n- target hybrid nDCG@10 >= {PARAPHRASE_TARGET:.2f} (paraphrase set): **{ok}**"
+        md += f" ({tgt['paraphrase']:.3f})\n"
+    elif tgt:
         per_kind = ", ".join(f"{k} {d:+.3f}" for k, d in tgt["delta_kinds"].items())
         md += f"\nknowhow − best baseline: overall {tgt['delta_overall']:+.3f}; {per_kind}\n\n"
         ok = "PASS" if tgt["overall_pass"] else "FAIL"
@@ -150,11 +188,10 @@ def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str])
         md += f"- target every kind >= best baseline on that kind: **{ok}** (below: {fails})\n"
     else:
         md += "\nknowhow: no run (see the log under WORK/logs); targets not evaluated\n"
-    if "knowhow" in scores and "knowhow-keyword" in scores:
-        hy, kw = scores["knowhow"]["kinds"], scores["knowhow-keyword"]["kinds"]
-        below = [f"{k} {hy[k]['nDCG@10'] - kw[k]['nDCG@10']:+.3f}" for k in kinds if k in kw]
-        worst = min((hy[k]["nDCG@10"] - kw[k]["nDCG@10"] for k in kinds if k in kw), default=0)
-        ok = "PASS" if worst >= -HYBRID_TOLERANCE - 1e-9 else "FAIL"
+    deltas = hybrid_deltas(scores)
+    if deltas is not None:
+        below = [f"{k} {d:+.3f}" for k, d in deltas.items()]
+        ok = "PASS" if hybrid_pass(deltas) else "FAIL"
         md += f"- hybrid − keyword per kind: {', '.join(below)}; "
         md += f"target every kind >= keyword − {HYBRID_TOLERANCE}: **{ok}**\n"
     md += f"- score.py cross-check (±{TOLERANCE}): "
@@ -187,8 +224,8 @@ def main() -> int:
     result["knowhow_reindex"] = {"ok": p.ok, "wall_s": p.wall_s, "json": last_json(p.stdout)}
 
     sections, all_pass = [], kh_ok
-    for qfile in [ev / "queries_public.jsonl", *(args.queries or [])]:
-        qfile = qfile.resolve()
+    sets = [ev / "queries_public.jsonl", ev / "queries_paraphrase_public.jsonl"]
+    for qfile in dict.fromkeys(path.resolve() for path in [*sets, *(args.queries or [])]):
         qset = qfile.stem
         kinds = {str(q["qid"]): str(q["kind"]) for q in load_queries(qfile)}
         qrels_path = work / f"qrels-{qset}-{tag}.txt"
@@ -230,8 +267,9 @@ def main() -> int:
         ]
         if not score_py:
             mismatches.append("score.py did not run")
-        tgt = targets(scores)
-        all_pass &= bool(tgt) and tgt["overall_pass"] and not tgt["kinds_failing"]
+        paraphrase = set(kinds.values()) == {"paraphrase"}
+        tgt = targets(scores, paraphrase)
+        all_pass &= set_pass(tgt, scores)
         n_q = len(qrels)
         md = report(f"{qset} ({n_q} judged queries)", scores, tgt, mismatches)
         sections.append(md)

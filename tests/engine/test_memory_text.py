@@ -1,0 +1,68 @@
+"""The texts steps are embedded as: what people call things, not selector syntax or blanks."""
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.memory_text import selector_words, step_text, words
+from engine.payload import StepPayload
+
+WALLET = "chrome-extension://abc/home.html#/send"
+
+
+def payload(tool: str, target: dict[str, Any] | None = None, **fields: Any) -> StepPayload:
+    base: dict[str, Any] = {
+        "tool": tool,
+        "screen": "unknown",
+        "onScreen": "unknown",
+        "url": WALLET,
+        "target": target,
+        "labels": [],
+        "ok": True,
+        "error": None,
+        "timestamp": "2026-01-15T12:00:00.000Z",
+        "goal": None,
+        "flowTags": [],
+        "tags": [],
+        "branch": None,
+        "a11y": [],
+    }
+    step: StepPayload = base | fields  # type: ignore[assignment]
+    return step
+
+
+def test_selectors_are_read_as_the_words_they_name() -> None:
+    assert selector_words('[data-testid="unlock-password"]') == "unlock password"
+    assert selector_words('button:has-text("Unlock")') == "button Unlock"
+    assert selector_words("#connectButton") == "connect button"
+    assert selector_words('input[placeholder="Paste address"]') == "input Paste address"
+    assert selector_words('[data-testid^="bridge-asset--"]') == "bridge asset"
+
+
+@given(st.from_regex(r"[a-z]{1,8}(-[a-z0-9]{1,8}){0,4}", fullmatch=True))
+def test_a_testid_selector_says_what_the_testid_says(test_id: str) -> None:
+    assert selector_words(f'[data-testid="{test_id}"]') == words(test_id)
+
+
+def test_a_click_on_a_web_page_says_where_it_was() -> None:
+    step = payload("mm_click", {"role": "button", "name": "Connect"}, url="http://localhost:8080/")
+    assert step_text(step) == 'click button "Connect" on the web page localhost'
+
+
+def test_an_action_says_its_screen_and_where_it_led() -> None:
+    step = payload("mm_click", {"testId": "coin-overview-send"}, onScreen="home", screen="send")
+    assert (
+        step_text(step)
+        == "click (coin overview send) on the home screen leading to the send screen"
+    )
+
+
+def test_a_navigation_says_where_it_went_and_from_where() -> None:
+    step = payload("mm_navigate", onScreen="home", screen="settings")
+    assert step_text(step) == "go to the settings screen from the home screen"
+    assert (
+        step_text(payload("mm_navigate", onScreen="home", screen="home")) == "go to the home screen"
+    )
+    dapp = payload("mm_navigate", url="http://localhost:8080/")
+    assert step_text(dapp) == "go to the web page localhost"
