@@ -10,6 +10,7 @@ A rebuild writes a new generation and swaps `CURRENT`, so searches keep answerin
 Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
 """
 
+import hashlib
 import shutil
 import sqlite3
 from collections.abc import Iterable
@@ -110,6 +111,7 @@ class IndexReader:
         _check_meta(path)
         self.path = path
         self.schema = build_schema()
+        self.commit = commit_digest(path)
         try:
             self.index = tantivy.Index.open(str(path))
         except ValueError as exc:
@@ -128,8 +130,19 @@ class IndexReader:
         return self._searcher
 
     def reload(self) -> None:
+        self.commit = commit_digest(self.path)  # before: the searcher is at least this commit
         self.index.reload()
         self._searcher = self.index.searcher()
+
+
+def commit_digest(generation: Path) -> bytes:
+    """Which commit of a generation is on disk: a digest of Tantivy's `meta.json`, whose
+    opstamp every commit changes (`IndexReader.commit`, what the search cache is keyed by).
+    Read before the searcher is (re)loaded, so the searcher shows this commit or a later one."""
+    try:
+        return hashlib.blake2b((generation / "meta.json").read_bytes(), digest_size=16).digest()
+    except OSError:
+        return b""
 
 
 class Manifest:

@@ -34,6 +34,7 @@ from engine.inputs import (
 from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.results import SearchPage, SessionList, SessionRecipe, StepList
 from engine.search import search
+from engine.search_cache import SearchCache, cache_key
 from engine.semantic import SemanticLeg
 from engine.summarize import summarize
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
@@ -66,6 +67,7 @@ class KnowledgeEngine:
         self._typo_path: Path | None = None
         self._vectors: VectorReader | None = None
         self._warned: str | None = None
+        self._cache = SearchCache()
 
     @property
     def reader(self) -> IndexReader:
@@ -123,8 +125,10 @@ class KnowledgeEngine:
         """See commits made since the last call (by this or another process)."""
         self._guarded(lambda: self.reader.reload())
 
-    def _view(self, current_session: str | None = None) -> ReadView:
-        reader = self.reader
+    def _view(
+        self, current_session: str | None = None, reader: IndexReader | None = None
+    ) -> ReadView:
+        reader = reader or self.reader
         return ReadView(reader.searcher(), reader.schema, self.now(), current_session)
 
     def _typos(self, view: ReadView) -> TypoVocabulary:
@@ -161,13 +165,28 @@ class KnowledgeEngine:
         }
 
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
+        """A search; the same one on the same commit within 5 minutes is answered from the
+        cache (`engine.search_cache`), but only once the generation passed its check."""
+
         def run() -> SearchPage:
-            view = self._view(current_session)
+            reader = self.reader  # verified here: damage raises before the cache is asked
+            key = cache_key(request, current_session, str(reader.path), reader.commit)
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+            view = self._view(current_session, reader)
             mode = request.mode
             semantic = self.semantic() if mode != "keyword" else "keyword mode asked for"
-            return search(view, request, self.synonyms, self._typos(view), semantic)
+            page = search(view, request, self.synonyms, self._typos(view), semantic)
+            if page.degraded is None:
+                self._cache.put(key, page)
+            return page
 
-        page = self._guarded(run)
+        try:
+            page = self._guarded(run)
+        except IndexDamaged:
+            self._cache.clear()  # nothing computed before the damage was found is served
+            raise
         if page.degraded and page.degraded != self._warned:
             # Never silently: once per reason on stderr (the answer also says `degraded`).
             log.warning("search answered in keyword mode: %s", page.degraded)
