@@ -1,6 +1,18 @@
-"""knowhow's MCP server: knowledge tools, recording tools and the live index behind them."""
+"""knowhow's MCP server: knowledge tools, recording tools and the live index behind them.
 
-from server.app import create_server, serve
-from server.settings import ServerSettings
+The names below are loaded on first use (PEP 562): `knowhow search` and `batch-search` import
+this package for the CLI and must not pay for the MCP SDK (~45 MB of RSS, ~1 s of imports).
+"""
+
+from importlib import import_module
+from typing import Any
 
 __all__ = ["ServerSettings", "create_server", "serve"]
+
+_HOMES = {"ServerSettings": "server.settings", "create_server": "server.app", "serve": "server.app"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

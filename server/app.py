@@ -14,14 +14,15 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
+import orjson
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from engine import KnowhowError
+from engine import KnowhowError, Result
 from server.browser.tools import BROWSER_TOOLS
-from server.envelope import failure, success
+from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
@@ -42,6 +43,22 @@ def _version() -> str:
         return version("knowhow")
     except PackageNotFoundError:
         return "0"
+
+
+def success(result: Result) -> types.CallToolResult:
+    return _tool_result(envelope(result), is_error=False)
+
+
+def failure(error: KnowhowError) -> types.CallToolResult:
+    return _tool_result(envelope(error), is_error=True)
+
+
+def _tool_result(body: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
+    """The envelope as structured content and as its JSON text (for clients reading text)."""
+    text = orjson.dumps(body).decode()
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=body, is_error=is_error
+    )
 
 
 async def run_tool(
