@@ -62,6 +62,10 @@ class Embedder:
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        # Idle worker threads sleep instead of spinning: a spinning pool doubled the CPU time
+        # of a query embedding (~15 -> ~7 ms) and took it from the searcher, the writer and the
+        # browser sharing the cores (docs/BENCHMARKS.md, speed section).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]

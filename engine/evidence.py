@@ -18,6 +18,8 @@ def _hits(value: str | None, tokens: frozenset[str]) -> frozenset[str]:
 
 def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     """`matchedFields` of one step payload: the values holding query tokens, strongest first."""
+    if not tokens:
+        return []  # e.g. the whole identifiers of a query that typed none
     fields: list[str] = []
 
     def check(value: str | None, label: str) -> bool:

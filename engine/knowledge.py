@@ -131,17 +131,20 @@ class KnowledgeEngine:
         reader = reader or self.reader
         return ReadView(reader.searcher(), reader.schema, self.now(), current_session)
 
-    def _typos(self, view: ReadView) -> TypoVocabulary:
+    def _typos(self, view: ReadView, generation: Path) -> TypoVocabulary:
         """The typo vocabulary, rebuilt at most once a minute (and after a rebuild swap)."""
-        if self._typo is None or self._typo.stale or self._typo_path != self.reader.path:
+        if self._typo is None or self._typo.stale or self._typo_path != generation:
             self._typo = TypoVocabulary(view.searcher)
-            self._typo_path = self.reader.path
+            self._typo_path = generation
         return self._typo
 
     def semantic(self) -> SemanticLeg | str:
         """The semantic leg of the live generation, or why there is none (shown as `degraded`)."""
-        if self._vectors is None or self._vectors.generation != self.reader.path:
-            self._vectors = VectorReader(self.reader.path)
+        return self._semantic(self.reader.path)
+
+    def _semantic(self, generation: Path) -> SemanticLeg | str:
+        if self._vectors is None or self._vectors.generation != generation:
+            self._vectors = VectorReader(generation)
         space = self._vectors.space
         if space is None or space.model_id != MODEL_ID:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
@@ -169,15 +172,17 @@ class KnowledgeEngine:
         cache (`engine.search_cache`), but only once the generation passed its check."""
 
         def run() -> SearchPage:
-            reader = self.reader  # verified here: damage raises before the cache is asked
+            reader = self.reader  # verified once per search: damage raises before the cache
             key = cache_key(request, current_session, str(reader.path), reader.commit)
             cached = self._cache.get(key)
             if cached is not None:
                 return cached
             view = self._view(current_session, reader)
-            mode = request.mode
-            semantic = self.semantic() if mode != "keyword" else "keyword mode asked for"
-            page = search(view, request, self.synonyms, self._typos(view), semantic)
+            semantic: SemanticLeg | str = "keyword mode asked for"
+            if request.mode != "keyword":
+                semantic = self._semantic(reader.path)
+            typos = self._typos(view, reader.path)
+            page = search(view, request, self.synonyms, typos, semantic)
             if page.degraded is None:
                 self._cache.put(key, page)
             return page

@@ -48,8 +48,9 @@ def with_meaning(
     min_similarity = (
         request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
     )
-    found = semantic_candidates(view, must, sims, min_similarity)
-    matching = _keyword_matches(view, plan, [doc for _, doc in found.values()])
+    fetched = {hit.key: hit.doc for hit in ranked}
+    found = semantic_candidates(view, must, sims, min_similarity, fetched)
+    matching = _keyword_matches(view, plan, found, ranked)
     exact_keys = {hit.key for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
     if request.mode != "semantic":
@@ -75,11 +76,22 @@ def with_meaning(
     return fused, total + semantic_only
 
 
-def _keyword_matches(view: ReadView, plan: PlannedQuery, docs: list[Any]) -> set[tuple[int, int]]:
-    """Which of these steps the keyword query matches (retrieval clauses, as `total` counts)."""
-    if not docs or not plan.clauses:
+def _keyword_matches(
+    view: ReadView,
+    plan: PlannedQuery,
+    found: dict[tuple[int, int], tuple[float, Any]],
+    ranked: list[Hit],
+) -> set[tuple[int, int]]:
+    """Which semantic candidates the keyword query matches (retrieval clauses, as `total`
+    counts). A keyword hit outside the exact tier was retrieved by those very clauses, so only
+    the others are asked of the index."""
+    if not found or not plan.clauses:
         return set()
-    ids = [str(doc["step_id"][0]) for doc in docs]
+    retrieved = {hit.key for hit in ranked if not hit.exact}
+    ids = [str(doc["step_id"][0]) for key, (_, doc) in found.items() if key not in retrieved]
+    matching = found.keys() & retrieved
+    if not ids:
+        return matching
     query = tantivy.Query.boolean_query(
         [
             (
@@ -89,5 +101,5 @@ def _keyword_matches(view: ReadView, plan: PlannedQuery, docs: list[Any]) -> set
             (tantivy.Occur.Must, scored_query(view.schema, plan.clauses)),
         ]
     )
-    found = view.searcher.search(query, limit=len(ids), count=False)
-    return {doc_key(address) for _, address in found.hits}
+    found_ids = view.searcher.search(query, limit=len(ids), count=False)
+    return matching | {doc_key(address) for _, address in found_ids.hits}

@@ -73,8 +73,15 @@ def recalls(
     now_ms: int,
 ) -> dict[str, Recalls]:
     """The recalls of `step_ids` (None: of every recalled step), by step id; steps nobody
-    recalled are left out. One query over the recalling steps' `recalled` field."""
-    wanted = None if step_ids is None else set(step_ids)
+    recalled are left out. One query over the recalling steps' `recalled` field, asked only
+    about the steps that field names at all: a dictionary lookup each (it may count deleted
+    links, which the query then drops), so a page nobody recalled, the common case, costs no
+    query (a 100-id term-set query cost ~0.5 ms, twice per search)."""
+    wanted = (
+        None
+        if step_ids is None
+        else {step_id for step_id in step_ids if searcher.doc_freq("recalled", step_id)}
+    )
     if wanted is not None and not wanted:
         return {}
     links = (

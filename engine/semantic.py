@@ -71,10 +71,15 @@ class Similarities:
 
 
 def semantic_candidates(
-    view: ReadView, must: list[tantivy.Query], sims: Similarities, min_similarity: float
+    view: ReadView,
+    must: list[tantivy.Query],
+    sims: Similarities,
+    min_similarity: float,
+    fetched: dict[tuple[int, int], Any],
 ) -> dict[tuple[int, int], tuple[float, Any]]:
     """Steps (passing the shared filters) whose texts are among the closest to the query, with
-    their blended similarity, keeping those >= `min_similarity`."""
+    their blended similarity, keeping those >= `min_similarity`. `fetched`: documents already
+    read by the caller (the keyword window), not read from the store again."""
     if not len(sims.cos):
         return {}
     nearest = [int(i) for i in np.argsort(-sims.cos, kind="stable")[:NEAREST_TEXTS]]
@@ -102,8 +107,9 @@ def semantic_candidates(
     found = view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False)
     out = {}
     for _, address in found.hits:
-        doc = view.searcher.doc(address)
+        key = doc_key(address)
+        doc = fetched.get(key) or view.searcher.doc(address)
         similarity = sims.of(doc)
         if similarity >= min_similarity:
-            out[doc_key(address)] = (similarity, doc)
+            out[key] = (similarity, doc)
     return out

@@ -1,8 +1,11 @@
 """`sourceSession` of result rows (spec 002's session context): the session a step came from.
 
 Search and timeline rows carry it, read from the index: metadata from the session document,
-the length counted (two small queries per distinct session of a page, not per row).
+the length counted (one query for the page's session documents, then a count per distinct
+session of a page, not per row).
 """
+
+from typing import Any
 
 import orjson
 import tantivy
@@ -15,14 +18,22 @@ from engine.schema import DOC_SESSION, DOC_STEP
 def source_sessions(
     searcher: tantivy.Searcher, schema: tantivy.Schema, session_ids: set[str]
 ) -> dict[str, SourceSession]:
-    """`sourceSession` of each session: metadata from its session document, length counted."""
+    """`sourceSession` of each session: metadata from its session document (one query for
+    all of them), length counted."""
+    if not session_ids:
+        return {}
+    ids = sorted(session_ids)
+    query = all_of(
+        term(schema, "doc_type", DOC_SESSION),
+        tantivy.Query.term_set_query(schema, "session_id", ids),
+    )
+    metas: dict[str, dict[str, Any]] = {}
+    for _, address in searcher.search(query, limit=len(ids), count=False).hits:
+        doc = searcher.doc(address)
+        metas.setdefault(str(doc["session_id"][0]), orjson.loads(doc["payload"][0]))
     sessions = {}
-    for session_id in sorted(session_ids):
-        query = all_of(
-            term(schema, "doc_type", DOC_SESSION), term(schema, "session_id", session_id)
-        )
-        found = searcher.search(query, limit=1)
-        meta = orjson.loads(searcher.doc(found.hits[0][1])["payload"][0]) if found.hits else {}
+    for session_id in ids:
+        meta = metas.get(session_id, {})
         steps = count(
             searcher,
             all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id)),
