@@ -35,7 +35,7 @@ from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.results import SearchPage, SessionList, SessionRecipe, StepList
 from engine.search import search
 from engine.search_cache import SearchCache, cache_key
-from engine.semantic import SemanticLeg
+from engine.semantic import EMBED_TIMEOUT_S, SemanticLeg
 from engine.summarize import summarize
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vectors import VectorReader
@@ -55,6 +55,7 @@ class KnowledgeEngine:
         *,
         synonyms: SynonymTable | None = None,
         now: Callable[[], datetime] | None = None,
+        embed_timeout: float = EMBED_TIMEOUT_S,
     ) -> None:
         self.root = Path(root)
         self.layout = IndexLayout(index_dir)
@@ -66,7 +67,9 @@ class KnowledgeEngine:
         self._typo: TypoVocabulary | None = None
         self._typo_path: Path | None = None
         self._vectors: VectorReader | None = None
+        self.embed_timeout = embed_timeout
         self._warned: str | None = None
+        self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache()
 
     @property
@@ -149,7 +152,7 @@ class KnowledgeEngine:
         if space is None or space.model_id != MODEL_ID:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
         try:
-            return SemanticLeg(load_embedder(), self._vectors)
+            return SemanticLeg(load_embedder(), self._vectors, self.embed_timeout)
         except ModelUnavailable as exc:
             return f"embedding model unavailable: {exc}"
 
@@ -165,6 +168,7 @@ class KnowledgeEngine:
             "vectors": len(vectors.keys) if vectors is not None else 0,
             "modeUsed": "keyword" if isinstance(leg, str) else "hybrid",
             "degraded": leg if isinstance(leg, str) else None,
+            "lastDegraded": self._last_degraded,
         }
 
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
@@ -192,10 +196,13 @@ class KnowledgeEngine:
         except IndexDamaged:
             self._cache.clear()  # nothing computed before the damage was found is served
             raise
-        if page.degraded and page.degraded != self._warned:
-            # Never silently: once per reason on stderr (the answer also says `degraded`).
-            log.warning("search answered in keyword mode: %s", page.degraded)
-            self._warned = page.degraded
+        if page.degraded:
+            # Never silently: the answer says `degraded`, status says the last one, and stderr
+            # once per reason.
+            self._last_degraded = {"reason": page.degraded, "at": self.now().isoformat()}
+            if page.degraded != self._warned:
+                log.warning("search answered in keyword mode: %s", page.degraded)
+                self._warned = page.degraded
         missing = self._missing_session(request.scope, current_session) if not page.total else None
         return page.model_copy(update={"hint": missing}) if missing else page
 

@@ -30,7 +30,7 @@ from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_que
 from engine.results import SearchPage
 from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
-from engine.semantic import SemanticLeg
+from engine.semantic import EmbeddingTimeout, SemanticLeg
 from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
@@ -71,7 +71,10 @@ def search(
         total += count
     mode_used, degraded = answer_mode(request, semantic)
     if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
-        ranked, total = with_meaning(view, request, plan, must, ranked, total, semantic)
+        try:
+            ranked, total = with_meaning(view, request, plan, must, ranked, total, semantic)
+        except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
+            mode_used, degraded = "keyword", str(slow)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(

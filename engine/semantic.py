@@ -9,7 +9,11 @@ out of the blend: on the eval corpus it pulled every step of a matching session 
 unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
 """
 
+import queue
 import re
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +32,14 @@ CANDIDATE_DEPTH = 200
 """Steps fetched for those texts (ordered by their blended score afterwards)."""
 DEFAULT_MIN_SIMILARITY = 0.2
 """Below this cosine a step is no semantic hit (MiniLM scores unrelated UI texts ~0-0.2)."""
+EMBED_TIMEOUT_S = 1.0
+"""A query's embedding normally takes 2-15 ms; one that takes longer than this is given up on
+and the search answers by keywords, saying why (issue 7 item 5)."""
 _WORD = re.compile(r"\w", re.UNICODE)
+
+
+class EmbeddingTimeout(Exception):
+    """The query could not be embedded in time; the message says so (shown as `degraded`)."""
 
 
 def embeddable(query: str) -> bool:
@@ -42,14 +53,52 @@ class SemanticLeg:
 
     embedder: Embedder
     vectors: VectorReader
+    timeout: float = EMBED_TIMEOUT_S
 
     def similarities(self, query: str) -> "Similarities":
-        """Cosine of the query to every stored text."""
+        """Cosine of the query to every stored text; `EmbeddingTimeout` when the model does
+        not answer within `timeout` seconds."""
         self.vectors.refresh()
-        qvec = self.embedder.embed([query])[0]
+        qvec = _embed_in_time(self.embedder, query, self.timeout)
         matrix = self.vectors.matrix
         cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
         return Similarities(cos, self.vectors.rows, self.vectors.keys)
+
+
+_Job = tuple[Embedder, str, "Future[Vectors]"]
+_jobs: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
+_worker: threading.Thread | None = None
+_worker_lock = threading.Lock()
+
+
+def _embed_in_time(embedder: Embedder, query: str, timeout: float) -> Vectors:
+    """The query's vector, computed on the embedding thread and waited for at most `timeout`
+    seconds. An ONNX run cannot be interrupted: a late one finishes on its (daemon) thread,
+    its vector unused, and queries behind it wait their own `timeout` (answered by keywords)."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
+            _worker.start()
+    done: Future[Vectors] = Future()
+    _jobs.put((embedder, query, done))
+    try:
+        return done.result(timeout=timeout)
+    except FutureTimeout:
+        raise EmbeddingTimeout(
+            f"embedding the query took longer than {timeout * 1000:.0f} ms"
+        ) from None
+
+
+def _embed_jobs() -> None:
+    while True:
+        embedder, query, done = _jobs.get()
+        if not done.set_running_or_notify_cancel():
+            continue
+        try:
+            done.set_result(embedder.embed([query])[0])
+        except Exception as exc:  # handed to the waiting search, which raises it
+            done.set_exception(exc)
 
 
 @dataclass(frozen=True, slots=True)

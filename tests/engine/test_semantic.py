@@ -4,11 +4,13 @@ The fixture records what agents do on a few MetaMask screens; the queries are wr
 words than the records, as people ask.
 """
 
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV
+from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
 from engine.errors import InvalidInput
 from engine.index import IndexLayout
 from engine.inputs import SearchInput, validate
@@ -153,3 +155,32 @@ def test_an_unloadable_model_falls_back_to_keywords_loudly(
     assert "keyword mode" in caplog.text and "sha256" in caplog.text
     status = kb.engine().semantic_status()
     assert status["modeUsed"] == "keyword" and "sha256" in str(status["degraded"])
+
+
+def test_a_slow_model_answers_by_keywords_loudly(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The model stays stuck until the test lets it go (no clock decides the outcome)."""
+    release = threading.Event()
+    real_embed = Embedder.embed
+
+    def stuck(self: Embedder, texts: Sequence[str]) -> Vectors:
+        release.wait(timeout=60)
+        return real_embed(self, texts)
+
+    monkeypatch.setattr(Embedder, "embed", stuck)
+    engine = kb.engine(embed_timeout=0.05)
+    try:
+        page = engine.search(validate(SearchInput, {"query": "coin overview send"}))
+    finally:
+        release.set()
+    assert page.mode == "hybrid" and page.modeUsed == "keyword"
+    assert page.degraded and "longer than 50 ms" in page.degraded
+    assert page.results and all(r.matchType == "keyword" for r in page.results)
+    assert "keyword mode" in caplog.text
+    last = engine.semantic_status()["lastDegraded"]
+    assert isinstance(last, dict) and "longer than 50 ms" in last["reason"]
+    monkeypatch.setattr(Embedder, "embed", real_embed)
+    engine.embed_timeout = 60.0  # the released model may still be finishing the stuck query
+    again = engine.search(validate(SearchInput, {"query": "coin overview send"}))
+    assert again.modeUsed == "hybrid" and again.degraded is None  # a slow answer is not cached
