@@ -1,11 +1,13 @@
 """Fusing the keyword and the semantic leg: weight meaning by what the words leave unexplained.
 
 No fixed weight serves both paraphrases and identifiers (measured: docs/ARCHITECTURE.md
-"Semantic search"). So the semantic weight is per query, `w = 1 - explained`, where
+"Semantic search"). So the semantic weight is per query, `w = 1 - explained**2`, where
 `explained` is the best query-word coverage among the top keyword hits (the share of the
 query's words, with their stems, synonyms and typo corrections, that a hit contains). A query
 whose words a step fully contains is answered by keywords; one that shares no word with the
-records is answered by meaning. Each candidate (the keyword rerank window plus the semantic
+records is answered by meaning; one the keywords explain only in part leans to meaning (half
+explained: w = 0.75), since the words a paraphrase shares with the records are mostly the
+common ones ("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
 candidates) scores
 
     (1 - w) * keyword / best keyword  +  w * similarity / best similarity
@@ -53,8 +55,10 @@ class Hit:
 
 
 def semantic_weight(explained: float) -> float:
-    """How much the semantic leg counts: what the keyword leg leaves unexplained."""
-    return min(1.0, max(0.0, 1.0 - explained))
+    """How much the semantic leg counts: what the keyword leg leaves unexplained, squared
+    coverage (measured against 1 - explained: docs/ARCHITECTURE.md "Fusion")."""
+    covered = min(1.0, max(0.0, explained))
+    return 1.0 - covered * covered
 
 
 def fuse(hits: list[Hit], weight: float) -> list[Hit]:
