@@ -13,6 +13,7 @@ tries the model again. Time-relative parts of an answer (`sinceHours`, recency) 
 to the TTL.
 """
 
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,7 +35,9 @@ def cache_key(
 
 
 class SearchCache:
-    """A small LRU of search pages with a time to live."""
+    """A small LRU of search pages with a time to live. The MCP server searches on worker
+    threads, so every access holds a lock (a get's expiry and a put's eviction would otherwise
+    race on the same key)."""
 
     def __init__(
         self,
@@ -46,23 +49,27 @@ class SearchCache:
         self.size = size
         self._clock = clock
         self._pages: OrderedDict[CacheKey, tuple[float, SearchPage]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key: CacheKey) -> SearchPage | None:
-        entry = self._pages.get(key)
-        if entry is None:
-            return None
-        stored, page = entry
-        if self._clock() - stored > self.ttl:
-            del self._pages[key]
-            return None
-        self._pages.move_to_end(key)
-        return page
+        with self._lock:
+            entry = self._pages.get(key)
+            if entry is None:
+                return None
+            stored, page = entry
+            if self._clock() - stored > self.ttl:
+                del self._pages[key]
+                return None
+            self._pages.move_to_end(key)
+            return page
 
     def put(self, key: CacheKey, page: SearchPage) -> None:
-        self._pages[key] = (self._clock(), page)
-        self._pages.move_to_end(key)
-        while len(self._pages) > self.size:
-            self._pages.popitem(last=False)
+        with self._lock:
+            self._pages[key] = (self._clock(), page)
+            self._pages.move_to_end(key)
+            while len(self._pages) > self.size:
+                self._pages.popitem(last=False)
 
     def clear(self) -> None:
-        self._pages.clear()
+        with self._lock:
+            self._pages.clear()
