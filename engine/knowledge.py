@@ -35,7 +35,7 @@ from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.results import SearchPage, SessionList, SessionRecipe, StepList
 from engine.search import search
 from engine.search_cache import SearchCache, cache_key
-from engine.semantic import EMBED_TIMEOUT_S, SemanticLeg
+from engine.semantic import SemanticLeg, configured_embed_timeout
 from engine.summarize import summarize
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vectors import VectorReader
@@ -55,7 +55,7 @@ class KnowledgeEngine:
         *,
         synonyms: SynonymTable | None = None,
         now: Callable[[], datetime] | None = None,
-        embed_timeout: float = EMBED_TIMEOUT_S,
+        embed_timeout: float | None = None,
     ) -> None:
         self.root = Path(root)
         self.layout = IndexLayout(index_dir)
@@ -67,7 +67,11 @@ class KnowledgeEngine:
         self._typo: TypoVocabulary | None = None
         self._typo_path: Path | None = None
         self._vectors: VectorReader | None = None
-        self.embed_timeout = embed_timeout
+        self.embed_timeout = (
+            embed_timeout if embed_timeout is not None else configured_embed_timeout()
+        )
+        """Seconds a search waits for the query's embedding (default: `KNOWHOW_EMBED_TIMEOUT_MS`
+        or 1 s, `engine.semantic.configured_embed_timeout`)."""
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache()

@@ -9,6 +9,8 @@ out of the blend: on the eval corpus it pulled every step of a matching session 
 unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
 """
 
+import logging
+import os
 import queue
 import re
 import threading
@@ -35,11 +37,30 @@ DEFAULT_MIN_SIMILARITY = 0.2
 EMBED_TIMEOUT_S = 1.0
 """A query's embedding normally takes 2-15 ms; one that takes longer than this is given up on
 and the search answers by keywords, saying why (issue 7 item 5)."""
+EMBED_TIMEOUT_ENV = "KNOWHOW_EMBED_TIMEOUT_MS"
+"""Overrides the timeout (milliseconds): a machine that is slow or heavily shared needs more."""
+log = logging.getLogger(__name__)
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
 class EmbeddingTimeout(Exception):
     """The query could not be embedded in time; the message says so (shown as `degraded`)."""
+
+
+def configured_embed_timeout() -> float:
+    """Seconds a search waits for the query's embedding: `KNOWHOW_EMBED_TIMEOUT_MS`, else
+    `EMBED_TIMEOUT_S` (also when the variable is not a positive number, with a warning)."""
+    value = os.environ.get(EMBED_TIMEOUT_ENV)
+    if not value:
+        return EMBED_TIMEOUT_S
+    try:
+        millis = float(value)
+    except ValueError:
+        millis = 0.0
+    if not millis > 0:
+        log.warning("%s=%r is not a positive number of ms; using 1000", EMBED_TIMEOUT_ENV, value)
+        return EMBED_TIMEOUT_S
+    return millis / 1000
 
 
 def embeddable(query: str) -> bool:

@@ -5,6 +5,7 @@ then query it through `KnowledgeEngine` exactly like the CLI and the MCP server.
 fixed (`Knowledge.now`), so recency and `sinceHours` never depend on when the suite runs.
 """
 
+import os
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +32,7 @@ from engine.models import (
     ToolCall,
 )
 from engine.results import SearchPage
+from engine.semantic import EMBED_TIMEOUT_ENV
 from engine.store import KnowledgeStore
 
 # `pytest --hypothesis-profile=stress` digs deeper before a release.
@@ -42,6 +44,11 @@ settings.load_profile("knowhow")
 
 FIXED_NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 STEP_INTERVAL = timedelta(seconds=10)
+
+# A loaded machine (2 shared cores) can starve the embedding thread past the 1 s default and
+# turn hybrid answers into keyword ones: every engine of the suite, in process or in the
+# servers and CLIs it starts, waits 30 s (the timeout test sets its own).
+os.environ[EMBED_TIMEOUT_ENV] = "30000"
 
 
 def iso(moment: datetime) -> str:

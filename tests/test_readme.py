@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from engine.semantic import EMBED_TIMEOUT_ENV
+
 pytestmark = pytest.mark.slow
 
 README = Path(__file__).parents[1] / "README.md"
@@ -105,7 +107,11 @@ def run(cwd: Path, command: str) -> subprocess.CompletedProcess[str]:
     """A README command line, run by the venv's `knowhow` with a new user's environment."""
     args = re.findall(r"'[^']*'|\"[^\"]*\"|\S+", command)
     args = [a[1:-1] if a[0] in "'\"" else a for a in args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWHOW_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KNOWHOW_") or k == EMBED_TIMEOUT_ENV  # a loaded machine: see conftest
+    }
     return subprocess.run(
         [str(KNOWHOW), *args[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )

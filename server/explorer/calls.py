@@ -6,6 +6,7 @@ closing `mm_cleanup` does not, it is bookkeeping). A call that would go past the
 cannot be completed is reported as such and never hangs.
 """
 
+import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -38,8 +39,11 @@ async def knowhow_stdio(
     """A `knowhow serve` subprocess on `root`/`index` and a connected MCP client."""
     command, *args = knowhow_command()
     serve = ["serve", "--root", str(root), "--index", str(index), *extra]
+    # The SDK starts servers with a minimal environment: knowhow's own settings (KNOWHOW_*, e.g.
+    # a longer embedding timeout on a slow machine) are passed on; --root/--index still win.
+    knowhow_env = {k: v for k, v in os.environ.items() if k.startswith("KNOWHOW_")}
     params = StdioServerParameters(
-        command=command, args=[*args, *serve], cwd=str(cwd) if cwd else None
+        command=command, args=[*args, *serve], cwd=str(cwd) if cwd else None, env=knowhow_env
     )
     with errlog.open("a") as log:
         async with Client(stdio_client(params, errlog=log)) as client:

@@ -14,6 +14,7 @@ from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vecto
 from engine.errors import InvalidInput
 from engine.index import IndexLayout
 from engine.inputs import SearchInput, validate
+from engine.semantic import EMBED_TIMEOUT_ENV, configured_embed_timeout
 from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, text_key
 from tests.conftest import Knowledge
 
@@ -184,3 +185,16 @@ def test_a_slow_model_answers_by_keywords_loudly(
     engine.embed_timeout = 60.0  # the released model may still be finishing the stuck query
     again = engine.search(validate(SearchInput, {"query": "coin overview send"}))
     assert again.modeUsed == "hybrid" and again.degraded is None  # a slow answer is not cached
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(None, 1.0), ("250", 0.25), ("0", 1.0), ("soon", 1.0)]
+)
+def test_the_embedding_timeout_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, seconds: float
+) -> None:
+    if value is None:
+        monkeypatch.delenv(EMBED_TIMEOUT_ENV, raising=False)
+    else:
+        monkeypatch.setenv(EMBED_TIMEOUT_ENV, value)
+    assert configured_embed_timeout() == seconds
