@@ -20,6 +20,8 @@ from engine.files import session_dir
 from engine.index_status import IndexStatus
 from engine.indexer import SyncReport, ensure_index, rebuild
 from engine.inputs import (
+    ClusterInput,
+    DuplicatesInput,
     LastInput,
     SearchInput,
     SessionId,
@@ -57,7 +59,16 @@ from engine.models import (
 from engine.prior import PriorKnowledge, ScreenContext
 from engine.recall import Offers, result_offers, suggestion_offers, with_recalls
 from engine.redaction import is_secret, scrub_step
-from engine.results import Result, SearchPage, SessionList, SessionRecipe, StepList, StepSummary
+from engine.results import (
+    ClusterList,
+    DuplicateList,
+    Result,
+    SearchPage,
+    SessionList,
+    SessionRecipe,
+    StepList,
+    StepSummary,
+)
 from engine.screens import ScreenRules, default_rules
 from engine.settings import Settings
 from engine.store import KnowledgeStore
@@ -66,6 +77,10 @@ __all__ = [
     "A11yHint",
     "A11yNode",
     "A11ySnapshot",
+    "ClusterInput",
+    "ClusterList",
+    "DuplicateList",
+    "DuplicatesInput",
     "GitInfo",
     "IndexStatus",
     "IndexUnavailable",

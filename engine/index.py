@@ -259,7 +259,7 @@ class IndexWriter:
         except ModelUnavailable as exc:
             self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
         else:
-            self.vectors.append(keys, vectors)
+            self.vectors.append(keys, vectors, [self._pending_texts[k] for k in keys])
             self.embedding_error = None
         self._pending_texts.clear()
 

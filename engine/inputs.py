@@ -73,6 +73,8 @@ class KnowledgeFilters(Strict):
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 MemoryType = Literal["step", "screen"]
+MemoryKind = Literal["step", "screen", "session"]
+"""Spec 004's memory types: action steps, screen observations, sessions (`engine.memories`)."""
 
 
 class SearchInput(Strict):
@@ -169,6 +171,28 @@ class SupersedeInput(StepInput):
         if self.supersededBy is None and self.reason is None:
             raise InvalidInput("supersededBy", "give supersededBy (a step id) or a reason")
         return self
+
+
+Threshold = Annotated[float, Field(ge=0, le=1, strict=True)]
+
+
+class DuplicatesInput(Strict):
+    """Groups of near-identical memories (spec 004 `memory_find_duplicates`)."""
+
+    similarityThreshold: Threshold = 0.95
+    types: Annotated[list[MemoryKind], Field(min_length=1, max_length=3)] | None = None
+    filters: KnowledgeFilters | None = None
+    includeSuperseded: bool = False
+    limit: Annotated[int, Field(ge=1, le=100, strict=True)] = 20
+
+
+class ClusterInput(Strict):
+    """k clusters of one type of memory (spec 004 `memory_cluster`)."""
+
+    type: MemoryKind = "step"
+    nClusters: Annotated[int, Field(ge=2, le=50, strict=True)] = 5
+    filters: KnowledgeFilters | None = None
+    includeSuperseded: bool = False
 
 
 M = TypeVar("M", bound=BaseModel)

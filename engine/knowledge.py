@@ -15,6 +15,8 @@ from typing import TypeVar
 
 from analyzers import SynonymTable
 from engine import listing
+from engine.clusters import cluster
+from engine.duplicates import Related, find_duplicates
 from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
 from engine.errors import IndexDamaged, IndexUnavailable, NotFound
 from engine.files import session_dir
@@ -23,6 +25,8 @@ from engine.index import IndexLayout, IndexReader
 from engine.index_check import GenerationCheck, is_panic, report_damage, reported_damage
 from engine.index_status import document_counts
 from engine.inputs import (
+    ClusterInput,
+    DuplicatesInput,
     LastInput,
     Scope,
     SearchInput,
@@ -32,11 +36,19 @@ from engine.inputs import (
     TimelineInput,
 )
 from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
-from engine.results import SearchPage, SessionList, SessionRecipe, StepList
+from engine.results import (
+    ClusterList,
+    DuplicateList,
+    SearchPage,
+    SessionList,
+    SessionRecipe,
+    StepList,
+)
 from engine.search import search
 from engine.search_cache import SearchCache, cache_key
 from engine.semantic import SemanticLeg, configured_embed_timeout
 from engine.summarize import summarize
+from engine.text_groups import GroupCache
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vectors import VectorReader
 from engine.vocabulary import TypoVocabulary
@@ -72,6 +84,8 @@ class KnowledgeEngine:
         )
         """Seconds a search waits for the query's embedding (default: `KNOWHOW_EMBED_TIMEOUT_MS`
         or 1 s, `engine.semantic.configured_embed_timeout`)."""
+        self._groups: GroupCache | None = None
+        self._related_counts: Related | None = None
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache()
@@ -149,16 +163,33 @@ class KnowledgeEngine:
         """The semantic leg of the live generation, or why there is none (shown as `degraded`)."""
         return self._semantic(self.reader.path)
 
-    def _semantic(self, generation: Path) -> SemanticLeg | str:
+    def _vector_store(self, generation: Path) -> VectorReader | str:
+        """The generation's vectors, or why there are none."""
         if self._vectors is None or self._vectors.generation != generation:
             self._vectors = VectorReader(generation)
         space = self._vectors.space
         if space is None or space.model_id != MODEL_ID:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
+        return self._vectors
+
+    def _semantic(self, generation: Path) -> SemanticLeg | str:
+        vectors = self._vector_store(generation)
+        if isinstance(vectors, str):
+            return vectors
         try:
-            return SemanticLeg(load_embedder(), self._vectors, self.embed_timeout)
+            return SemanticLeg(load_embedder(), vectors, self.embed_timeout)
         except ModelUnavailable as exc:
             return f"embedding model unavailable: {exc}"
+
+    def _text_groups(self, generation: Path) -> GroupCache | str:
+        """The generation's groups of near-identical texts (duplicates, clusters,
+        relatedCount), or why there are none; needs the vectors, not the model."""
+        vectors = self._vector_store(generation)
+        if isinstance(vectors, str):
+            return vectors
+        if self._groups is None or self._groups.vectors is not vectors:
+            self._groups = GroupCache(vectors)
+        return self._groups
 
     def semantic_status(self) -> dict[str, object]:
         """What `mm_knowledge_status` says of the semantic leg: model, vectors, why degraded."""
@@ -175,6 +206,14 @@ class KnowledgeEngine:
             "lastDegraded": self._last_degraded,
         }
 
+    def _related(self, reader: IndexReader) -> Related:
+        """Counts behind `relatedCount`, kept per generation and commit."""
+        groups, commit = self._text_groups(reader.path), reader.commit
+        kept = self._related_counts
+        if kept is None or kept.groups is not groups or kept.commit != commit:
+            kept = self._related_counts = Related(groups, commit)
+        return kept
+
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
         """A search; the same one on the same commit within 5 minutes is answered from the
         cache (`engine.search_cache`), but only once the generation passed its check."""
@@ -190,7 +229,8 @@ class KnowledgeEngine:
             if request.mode != "keyword":
                 semantic = self._semantic(reader.path)
             typos = self._typos(view, reader.path)
-            page = search(view, request, self.synonyms, typos, semantic)
+            related = self._related(reader)
+            page = search(view, request, self.synonyms, typos, semantic, related)
             if page.degraded is None:
                 self._cache.put(key, page)
             return page
@@ -222,6 +262,25 @@ class KnowledgeEngine:
         if session_id is None or session_dir(self.root, session_id).is_dir():
             return None
         return f"No session {session_id!r} under {self.root}; list the sessions to see which exist."
+
+    def find_duplicates(self, request: DuplicatesInput) -> DuplicateList:
+        """Groups of near-identical memories (spec 004), largest first."""
+
+        def run() -> DuplicateList:
+            reader = self.reader
+            view = self._view(reader=reader)
+            return find_duplicates(view, self._text_groups(reader.path), request)
+
+        return self._guarded(run)
+
+    def cluster(self, request: ClusterInput) -> ClusterList:
+        """k clusters of one type of memory, each with its size, top terms and examples."""
+
+        def run() -> ClusterList:
+            reader = self.reader
+            return cluster(self._view(reader=reader), self._text_groups(reader.path), request)
+
+        return self._guarded(run)
 
     def sessions(self, request: SessionsInput) -> SessionList:
         return self._guarded(lambda: listing.sessions(self._view(), request))

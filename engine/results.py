@@ -62,6 +62,8 @@ class StepSummary(Result):
     """Cosine of the query to the step's texts (0..1), in hybrid and semantic mode."""
     matchType: str | None = None
     """`keyword`, `semantic` or `both`; on search results."""
+    relatedCount: int | None = None
+    """Search results: how many other current memories share its duplicate group."""
 
 
 class SearchPage(Result):
@@ -128,3 +130,55 @@ class SessionRecipe(Result):
     actions: list[RecipeAction]
     failures: list[RecipeFailure]
     skipped: list[dict[str, str]] = Field(default_factory=list)
+
+
+class DuplicateGroup(Result):
+    """Near-identical memories of one type: one text and the texts within the threshold of it."""
+
+    type: str
+    count: int
+    """Memories in the group (steps, screen observations or sessions)."""
+    text: str | None
+    """The group's most common text (None for a store that did not keep its texts)."""
+    variants: list[str] = Field(default_factory=list)
+    """Other texts of the group, most common first (at most a few)."""
+    distinctTexts: int
+    minSimilarity: float
+    """Lowest cosine of a text of the group to `text` (1.0: identical texts only)."""
+    examples: list[str]
+    """Ids of a few of its memories: the newest steps, or the sessions with most such steps."""
+
+
+class DuplicateList(Result):
+    similarityThreshold: float
+    types: list[str]
+    memories: int
+    """Memories considered (with a text, passing the filters)."""
+    total: int
+    """Groups of two or more memories."""
+    hasMore: bool
+    groups: list[DuplicateGroup]
+    degraded: str | None = None
+    """Why only identical texts could be grouped (no vectors of the model)."""
+
+
+class Cluster(Result):
+    size: int
+    """Memories in the cluster."""
+    distinctTexts: int
+    topTerms: list[str]
+    """Words that set the cluster apart (frequent in it, rarer elsewhere)."""
+    text: str | None
+    """The text nearest the cluster's centre."""
+    examples: list[str]
+    """Ids of memories with the texts nearest the centre."""
+
+
+class ClusterList(Result):
+    type: str
+    nClusters: int
+    memories: int
+    clusters: list[Cluster]
+    hint: str | None = None
+    """Why fewer clusters than asked came back (fewer distinct texts than nClusters)."""
+    degraded: str | None = None

@@ -19,10 +19,11 @@ import tantivy
 from analyzers import SynonymTable
 from engine.clauses import all_of, doc_key, hit_count, term, unscored
 from engine.documents import read_rank_record
+from engine.duplicates import Related
 from engine.filters import ReadView, epoch_ms_of, step_clauses
 from engine.hybrid import RERANK_WINDOW, Hit
 from engine.inputs import SearchInput
-from engine.lifecycle import SUPERSEDED_FIELD
+from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
 from engine.matched import page_evidence
 from engine.meaning import answer_mode, meaning_fields, with_meaning
 from engine.payload import read_payload
@@ -48,8 +49,10 @@ def search(
     synonyms: SynonymTable,
     typos: TypoVocabulary,
     semantic: SemanticLeg | str,
+    related: Related | None = None,
 ) -> SearchPage:
-    """`semantic` is the loaded leg, or why it cannot be used (the answer says so)."""
+    """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
+    counts each result's near-identical memories (`relatedCount`)."""
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
     now_ms = epoch_ms_of(view.now)
@@ -82,6 +85,8 @@ def search(
     )
     sessions = source_sessions(searcher, schema, {r.session_id for r in page})
     page_recalls = recalls(searcher, schema, [r.step_id for r in page], now_ms)
+    superseded = [is_superseded(p) for p in payloads]
+    related_counts = related.counts(view, [r.doc for r in page], superseded) if related else []
     results = [
         step_row(
             r.step_id,
@@ -96,9 +101,10 @@ def search(
                 "type": r.doc["memory_type"][0] if r.doc["memory_type"] else "step",
                 "similarity": round(r.similarity, 4) if r.similarity is not None else None,
                 "matchType": r.match_type,
+                "relatedCount": related_counts[i] if related_counts else None,
             }
         )
-        for r, payload, fields in zip(page, payloads, evidence, strict=True)
+        for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
     ]
     return SearchPage(
         query=request.query,

@@ -3,6 +3,8 @@
     gen-NNNN/vectors.json   {"modelId": …, "dimension": 384}: the space the vectors live in
     gen-NNNN/vectors.f32    float32 rows, appended
     gen-NNNN/vectors.keys   one text key per line, appended after its row
+    gen-NNNN/vectors.texts  `["key", "text"]` JSON lines, appended before the keys: what was
+                            embedded (duplicates check identifiers in it, clusters name terms)
 
 A key is a hash of (model id, text), so a text is embedded once however many steps share it,
 and vectors of different models never mix: a store of another model is ignored and rebuilt.
@@ -26,6 +28,7 @@ from engine.files import atomic_write
 META_FILE = "vectors.json"
 ROWS_FILE = "vectors.f32"
 KEYS_FILE = "vectors.keys"
+TEXTS_FILE = "vectors.texts"
 KEY_BYTES = 8
 
 
@@ -64,7 +67,7 @@ class VectorWriter:
         self.generation = generation
         if _read_space(generation) != space:
             # Another model's vectors (or none): start this model's store afresh.
-            for name in (ROWS_FILE, KEYS_FILE):
+            for name in (ROWS_FILE, TEXTS_FILE, KEYS_FILE):
                 (generation / name).unlink(missing_ok=True)
             payload = {"modelId": space.model_id, "dimension": space.dimension}
             atomic_write(generation / META_FILE, orjson.dumps(payload))
@@ -76,10 +79,12 @@ class VectorWriter:
             with open(generation / ROWS_FILE, "ab") as f:
                 f.truncate(len(self.keys) * space.dimension * 4)
 
-    def append(self, keys: list[str], vectors: Vectors) -> None:
+    def append(self, keys: list[str], vectors: Vectors, texts: list[str]) -> None:
         if not keys:
             return
         _append(self.generation / ROWS_FILE, np.ascontiguousarray(vectors, "<f4").tobytes())
+        lines = b"".join(orjson.dumps([k, t]) + b"\n" for k, t in zip(keys, texts, strict=True))
+        _append(self.generation / TEXTS_FILE, lines)
         _append(self.generation / KEYS_FILE, "".join(k + "\n" for k in keys).encode("ascii"))
         self.keys.update(keys)
 
@@ -119,3 +124,13 @@ class VectorReader:
         self.rows = {key: row for row, key in enumerate(keys)}
         self.keys = keys
         self._size = size
+
+    def texts(self) -> dict[str, str]:
+        """What was embedded, by key (read on demand: search never needs it). A store written
+        before texts were kept has none: such keys are missing here."""
+        try:
+            data = (self.generation / TEXTS_FILE).read_bytes()
+        except FileNotFoundError:
+            return {}
+        pairs = (orjson.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines())
+        return {str(key): str(text) for key, text in pairs}

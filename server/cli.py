@@ -1,5 +1,5 @@
-"""`knowhow` command line: index, search, last, sessions, summarize, timeline, supersede, reindex,
-batch-search, demo.
+"""`knowhow` command line: index, search, last, sessions, summarize, timeline, supersede,
+duplicates, cluster, reindex, batch-search, demo.
 
 Human-readable by default, `--json` for machines. Errors print `{"ok": false, "error": …}`
 (with --json) or a one-line message, and exit with status 2.
@@ -27,6 +27,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from engine import (
+    ClusterInput,
+    ClusterList,
+    DuplicateList,
+    DuplicatesInput,
     KnowhowError,
     KnowledgeEngine,
     KnowledgeStore,
@@ -505,6 +509,109 @@ def supersede(
     store = KnowledgeStore(settings.root)
     done = _run(as_json, lambda: supersede_step(store, validate(SupersedeInput, request)))
     _emit(done, as_json, lambda: out.print(f"{done.stepId} superseded ({done.supersededAt})"))
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    """A table of plain cells: long ones fold, the first column (a count or a type) never."""
+    table = Table(title=escape(title))
+    for number, column in enumerate(columns):
+        table.add_column(column, overflow="fold", no_wrap=number == 0)
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    out.print(table)
+
+
+SupersededOpt = Annotated[
+    bool, typer.Option("--include-superseded", help="Also count superseded steps")
+]
+
+
+@app.command()
+@with_filters(STEP_FILTERS)
+def duplicates(
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Lowest cosine (0..1) within a group")
+    ] = 0.95,
+    types: Annotated[
+        list[str] | None,
+        typer.Option("--type", help="step, screen and/or session (repeat; default all)"),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k", help="Groups shown (1..100)")] = 20,
+    include_superseded: SupersededOpt = False,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+    filters: dict[str, Any] | None = None,
+) -> None:
+    """Groups of near-identical memories, largest first, with counts and example ids."""
+    settings = _settings(root, index_dir)
+    request_data: dict[str, Any] = {"similarityThreshold": threshold, "limit": limit}
+    request_data |= {"filters": filters, "includeSuperseded": include_superseded}
+    request_data |= {"types": types} if types else {}
+
+    def run() -> DuplicateList:
+        return _engine(settings).find_duplicates(validate(DuplicatesInput, request_data))
+
+    found = _run(as_json, run)
+
+    def render() -> None:
+        _table(
+            f"duplicate groups ({found.total} in all, {found.memories} memories)",
+            ["type", "count", "texts", "text", "examples"],
+            [
+                [
+                    g.type,
+                    str(g.count),
+                    str(g.distinctTexts),
+                    g.text or "?",
+                    "\n".join(g.examples[:2]),
+                ]
+                for g in found.groups
+            ],
+        )
+        if found.degraded:
+            err.print(f"[yellow]only identical texts grouped[/yellow]: {escape(found.degraded)}")
+
+    _emit(found, as_json, render)
+
+
+@app.command()
+@with_filters(STEP_FILTERS)
+def cluster(
+    kind: Annotated[
+        str, typer.Option("--type", help="step, screen or session (default step)")
+    ] = "step",
+    clusters: Annotated[int, typer.Option("--clusters", "-n", help="How many (2..50)")] = 5,
+    include_superseded: SupersededOpt = False,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    as_json: JsonOpt = False,
+    filters: dict[str, Any] | None = None,
+) -> None:
+    """Cluster one type of memory by meaning: size, top terms and examples of each cluster."""
+    settings = _settings(root, index_dir)
+    request_data = {"type": kind, "nClusters": clusters, "filters": filters}
+    request_data |= {"includeSuperseded": include_superseded}
+
+    def run() -> ClusterList:
+        return _engine(settings).cluster(validate(ClusterInput, request_data))
+
+    found = _run(as_json, run)
+
+    def render() -> None:
+        _table(
+            f"{found.type} clusters ({found.memories} memories)",
+            ["size", "top terms", "nearest the centre", "example"],
+            [
+                [str(c.size), ", ".join(c.topTerms), c.text or "?", (c.examples or [""])[0]]
+                for c in found.clusters
+            ],
+        )
+        for note in (found.hint, found.degraded):
+            if note:
+                out.print(escape(note))
+
+    _emit(found, as_json, render)
 
 
 @app.command("batch-search")

@@ -9,7 +9,8 @@ The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
 Additive properties (not in §5): search `offset`, `minSalience`, `mode`, `minSimilarity`,
 `types`; search and last `includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not
-in §5 (spec 002's lifecycle): timeline, session context, supersede.
+in §5 (spec 002's lifecycle): timeline, session context, supersede; (spec 004's clustering):
+find duplicates, cluster.
 """
 
 from typing import Any
@@ -198,6 +199,48 @@ SUPERSEDE: Schema = _knowledge(
         },
     },
     required=["stepId"],
+)
+
+_INCLUDE_SUPERSEDED: Schema = {
+    "type": "boolean",
+    "default": False,
+    "description": "Also count superseded steps (hidden by default)",
+}
+_MEMORY_TYPE: Schema = {"type": "string", "enum": ["step", "screen", "session"]}
+
+FIND_DUPLICATES: Schema = _knowledge(
+    {
+        "similarityThreshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "default": 0.95,
+            "description": "Lowest cosine (0..1) between texts of one group",
+        },
+        "types": {
+            "type": "array",
+            "items": _MEMORY_TYPE,
+            "minItems": 1,
+            "maxItems": 3,
+            "description": "step (actions), screen (observations), session; default all",
+        },
+        "filters": KNOWLEDGE_FILTERS,
+        "includeSuperseded": _INCLUDE_SUPERSEDED,
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+    }
+)
+
+CLUSTER: Schema = _knowledge(
+    {
+        "type": {
+            **_MEMORY_TYPE,
+            "default": "step",
+            "description": "step (actions), screen (observations) or session",
+        },
+        "nClusters": {"type": "integer", "minimum": 2, "maximum": 50, "default": 5},
+        "filters": KNOWLEDGE_FILTERS,
+        "includeSuperseded": _INCLUDE_SUPERSEDED,
+    }
 )
 
 _SESSION_ID: Schema = {

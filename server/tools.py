@@ -13,6 +13,8 @@ from typing import Any
 from mcp import types
 
 from engine import (
+    ClusterInput,
+    DuplicatesInput,
     LastInput,
     NoActiveSession,
     NotFound,
@@ -86,6 +88,16 @@ async def timeline(state: ServerState, args: dict[str, Any]) -> Result:
 async def session_context(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(StepInput, args)
     return await state.query(partial(state.engine.step_context, request))
+
+
+async def find_duplicates(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(DuplicatesInput, args)
+    return await state.query(partial(state.engine.find_duplicates, request))
+
+
+async def cluster(state: ServerState, args: dict[str, Any]) -> Result:
+    request = validate(ClusterInput, args)
+    return await state.query(partial(state.engine.cluster, request))
 
 
 async def supersede(state: ServerState, args: dict[str, Any]) -> Result:
@@ -225,6 +237,25 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.SUPERSEDE,
         supersede,
         read_only=False,
+    ),
+    ToolSpec(
+        "knowledge_find_duplicates",
+        "Find duplicate memories",
+        "Groups of near-identical memories (steps, screen observations, sessions) with their "
+        "counts, texts and example ids, largest first; texts naming different identifiers "
+        "(token-1, token-2) never share a group. Use it to see what agents keep repeating, e.g. "
+        '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "send"}}.',
+        schemas.FIND_DUPLICATES,
+        find_duplicates,
+    ),
+    ToolSpec(
+        "knowledge_cluster",
+        "Cluster memories",
+        "Groups one type of memory into k clusters by meaning, each with its size, top terms "
+        "and example ids (the same index always gives the same clusters). Use it to discover "
+        'common patterns, e.g. {"type": "step", "nClusters": 5}.',
+        schemas.CLUSTER,
+        cluster,
     ),
     ToolSpec(
         "knowledge_start_session",

@@ -83,6 +83,23 @@ def check_sessions(text: str, _: str) -> None:
         assert value in row
 
 
+def check_screen_duplicates(output: dict[str, Any], _: str) -> None:
+    groups = output["result"]["groups"]
+    assert 0 < len(groups) <= 3
+    for group in groups:
+        assert group["type"] == "screen" and group["count"] >= 2
+        assert group["text"] and group["examples"]
+    assert [g["count"] for g in groups] == sorted((g["count"] for g in groups), reverse=True)
+
+
+def check_session_clusters(output: dict[str, Any], _: str) -> None:
+    clusters = output["result"]["clusters"]
+    assert len(clusters) == 3
+    # four of the five sessions have a goal or flowTags (a text); the fifth has no session.json
+    assert sum(c["size"] for c in clusters) == output["result"]["memories"] == 4
+    assert all(c["topTerms"] and c["examples"] for c in clusters)
+
+
 CHECKS: dict[str, Callable[[Any, str], None]] = {
     'knowhow search "sned eth" --tag smoke --ok -k 3': check_typo_search,
     "knowhow search coin-overview-send --json | jq '.result.results[0].matchedFields'": (
@@ -91,6 +108,8 @@ CHECKS: dict[str, Callable[[Any, str], None]] = {
     "knowhow summarize mm-mlfgj375-eoid2h": check_summary,
     "knowhow last -n 5 --scope all --failed": check_failed_steps,
     "knowhow sessions --tag smoke": check_sessions,
+    "knowhow duplicates --type screen -k 3": check_screen_duplicates,
+    "knowhow cluster --type session -n 3": check_session_clusters,
 }
 
 

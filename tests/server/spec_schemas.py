@@ -119,6 +119,8 @@ LIFECYCLE_TOOLS = {
     "mm_knowledge_supersede",
 }
 """Spec 002's tools (not in §5): self-contained schemas of our own."""
+CLUSTERING_TOOLS = {"mm_knowledge_find_duplicates", "mm_knowledge_cluster"}
+"""Spec 004's duplicates and clusters (not in §5), read-only."""
 BROWSER_TOOLS = {
     "mm_" + name
     for name in (

@@ -290,3 +290,31 @@ def test_supersede_writes_the_decision_and_the_next_index_hides_the_step(cli):
     assert found and old not in {r["stepId"] for r in found}
     cycle = error_of(cli("supersede", new, "--by", old, "--json"))
     assert cycle["code"] == "MM_INVALID_INPUT" and cycle["message"].startswith("supersededBy")
+
+
+def test_duplicates_and_cluster_json_and_tables(cli):
+    cli("index")
+    found = ok_result(cli("duplicates", "--type", "step", "--threshold", "0", "--json"))
+    [group] = [g for g in found["groups"] if "send continue" in (g["text"] or "")]
+    assert group["count"] == 2 and group["distinctTexts"] == 2
+    assert sorted(group["examples"]) == [f"{SEND}/0003-mm_click", f"{SEND}/0004-mm_click"]
+    assert ok_result(cli("duplicates", "--flow-tag", "swap", "--json"))["groups"] == []
+    clusters = ok_result(cli("cluster", "--type", "step", "-n", "2", "--json"))
+    assert len(clusters["clusters"]) == 2 and clusters["memories"] == 4
+    assert "top terms" in cli("cluster", "-n", "2").stdout
+    assert "send continue" in cli("duplicates", "--threshold", "0").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("duplicates", "--threshold", "1.5"), "similarityThreshold"),
+        (("duplicates", "--type", "workflow"), "types.0"),
+        (("duplicates", "--limit", "0"), "limit"),
+        (("cluster", "--clusters", "51"), "nClusters"),
+        (("cluster", "-n", "1"), "nClusters"),
+        (("cluster", "--type", "action"), "type"),
+    ],
+)
+def test_duplicates_and_cluster_bad_input_names_the_field(cli, args, field):
+    assert error_of(cli(*args, "--json"))["message"].startswith(f"{field}:")

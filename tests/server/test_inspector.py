@@ -189,6 +189,33 @@ def test_lifecycle_tools_take_step_ids_depths_and_enums(
     wait_for(lambda: inspector.ok("mm_knowledge_search", query="send")["total"] == 0)
 
 
+def test_clustering_tools_take_numbers_arrays_enums_and_filters(
+    inspector: Inspector, recorded: dict[str, Any]
+) -> None:
+    """With includeSuperseded: the lifecycle test may already have superseded the step."""
+    wait_for(
+        lambda: inspector.ok("mm_knowledge_last", scope="all", includeSuperseded=True)["total"]
+    )
+    found = inspector.ok(
+        "mm_knowledge_find_duplicates",
+        similarityThreshold=0.9,
+        types=["step", "session"],
+        filters={"flowTag": "send"},
+        includeSuperseded=True,
+        limit=5,
+    )
+    assert found["similarityThreshold"] == 0.9 and found["types"] == ["step", "session"]
+    assert found["memories"] == 2  # one step, one session: no duplicates yet
+    clusters = inspector.ok(
+        "mm_knowledge_cluster",
+        type="step",
+        nClusters=2,
+        filters={"ok": True},
+        includeSuperseded=True,
+    )
+    assert clusters["memories"] == 1 and len(clusters["clusters"]) == 1 and clusters["hint"]
+
+
 BROWSER_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("mm_navigate", {"url": "#/send", "timeoutMs": 1000}),
     ("mm_click", {"a11yHint": {"role": "button", "name": "Send"}, "timeoutMs": 1000}),
@@ -212,6 +239,8 @@ KNOWLEDGE_TOOLS = {
     "mm_knowledge_timeline",
     "mm_knowledge_session_context",
     "mm_knowledge_supersede",
+    "mm_knowledge_find_duplicates",
+    "mm_knowledge_cluster",
 }
 
 

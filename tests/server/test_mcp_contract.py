@@ -14,6 +14,8 @@ from mcp.shared.exceptions import MCPError
 
 from engine.errors import InvalidInput
 from engine.inputs import (
+    ClusterInput,
+    DuplicatesInput,
     LastInput,
     SearchInput,
     SessionsInput,
@@ -30,6 +32,7 @@ from server.settings import ServerSettings
 from server.tools import TOOLS
 from tests.server.spec_schemas import (
     BROWSER_TOOLS,
+    CLUSTERING_TOOLS,
     LIFECYCLE_TOOLS,
     RECORDING_TOOLS,
     SPEC_TOOLS,
@@ -37,8 +40,8 @@ from tests.server.spec_schemas import (
 )
 
 READ_ONLY = {*SPEC_TOOLS, "mm_knowledge_status", "mm_knowledge_timeline"}
-READ_ONLY |= {"mm_knowledge_session_context"}
-SERVED = set(SPEC_TOOLS) | RECORDING_TOOLS | LIFECYCLE_TOOLS | BROWSER_TOOLS
+READ_ONLY |= {"mm_knowledge_session_context", *CLUSTERING_TOOLS}
+SERVED = set(SPEC_TOOLS) | RECORDING_TOOLS | LIFECYCLE_TOOLS | CLUSTERING_TOOLS | BROWSER_TOOLS
 
 
 def settings(root: Path, index: Path, **extra: Any) -> ServerSettings:
@@ -204,6 +207,36 @@ SUPERSEDE_CASES: list[dict[str, Any]] = [
     {"stepId": STEP, "reason": "x", "unknown": 1},
 ]
 
+DUPLICATES_CASES: list[dict[str, Any]] = [
+    {},
+    {"similarityThreshold": 0.9, "types": ["step", "session"], "limit": 100},
+    {"similarityThreshold": 0, "filters": {"flowTag": "send", "ok": True}},
+    {"similarityThreshold": 1, "includeSuperseded": True},
+    {"similarityThreshold": 1.01},
+    {"similarityThreshold": -0.5},
+    {"similarityThreshold": "0.9"},
+    {"types": []},
+    {"types": ["action"]},
+    {"types": "step"},
+    {"types": ["step", "screen", "session", "step"]},
+    {"limit": 0},
+    {"limit": 101},
+    {"filters": {"sinceHours": 0}},
+    {"threshold": 0.9},
+]
+CLUSTER_CASES: list[dict[str, Any]] = [
+    {},
+    {"type": "screen", "nClusters": 2},
+    {"type": "session", "nClusters": 50, "filters": {"tag": "smoke"}, "includeSuperseded": True},
+    {"nClusters": 1},
+    {"nClusters": 51},
+    {"nClusters": 5.5},
+    {"nClusters": "5"},
+    {"type": "action"},
+    {"type": ["step"]},
+    {"types": ["step"]},
+]
+
 
 def _accepts(model: Any, args: dict[str, Any]) -> bool:
     try:
@@ -225,6 +258,8 @@ def _accepts(model: Any, args: dict[str, Any]) -> bool:
         ("mm_knowledge_timeline", TimelineInput, TIMELINE_CASES),
         ("mm_knowledge_session_context", StepInput, CONTEXT_CASES),
         ("mm_knowledge_supersede", SupersedeInput, SUPERSEDE_CASES),
+        ("mm_knowledge_find_duplicates", DuplicatesInput, DUPLICATES_CASES),
+        ("mm_knowledge_cluster", ClusterInput, CLUSTER_CASES),
     ],
 )
 def test_schema_and_model_agree(tool: str, model: Any, cases: list[dict[str, Any]]) -> None:

@@ -24,6 +24,7 @@ from tests.server.mcp_helpers import (
 )
 from tests.server.spec_schemas import (
     BROWSER_TOOLS,
+    CLUSTERING_TOOLS,
     LIFECYCLE_TOOLS,
     RECORDING_TOOLS,
     SPEC_TOOLS,
@@ -71,7 +72,14 @@ async def test_agent_b_reuses_what_agent_a_recorded(root: Path, index: Path, log
     check_files_of_agent_a(root, send)
     async with stdio_agent(root, index, log) as b:
         tools = {t.name: t for t in (await b.list_tools()).tools}
-        assert set(tools) == set(SPEC_TOOLS) | RECORDING_TOOLS | LIFECYCLE_TOOLS | BROWSER_TOOLS
+        assert (
+            set(tools)
+            == set(SPEC_TOOLS)
+            | RECORDING_TOOLS
+            | LIFECYCLE_TOOLS
+            | CLUSTERING_TOOLS
+            | BROWSER_TOOLS
+        )
         for name in SPEC_TOOLS:
             check_knowledge_schema(name, tools[name].input_schema)
 
