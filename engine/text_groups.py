@@ -15,7 +15,6 @@ A key whose text is unknown (a store written before texts were kept) stays alone
 """
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,45 +39,83 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 
 @dataclass
+class _Bucket:
+    """The rows of one `identifiers` value: only they can be grouped together."""
+
+    rows: list[int] = field(default_factory=list)
+    """In store order."""
+    grouped: int = 0
+    """How many of `rows` are grouped (a bucket is grouped when first asked about)."""
+    leaders: list[int] = field(default_factory=list)
+    members: dict[int, list[int]] = field(default_factory=dict)
+    """Rows per leader row."""
+
+
+@dataclass
 class TextGroups:
-    """Leader grouping of the store's rows at one threshold, extended as the store grows."""
+    """Leader grouping of the store's rows at one threshold, extended as the store grows.
+
+    Texts are sorted into buckets by `identifiers` when they arrive (a regex per text); a
+    bucket is grouped when a question first needs it, so a search asking about the twenty
+    texts of its page groups a few small buckets, not the whole store."""
 
     threshold: float
-    leader_of: list[int] = field(default_factory=list)
-    """Per store row: the row of its group's leader (itself for a leader)."""
     keys: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
-    """The store's keys and their rows, as far as grouped."""
-    _buckets: dict[tuple[str, ...], list[int]] = field(default_factory=lambda: defaultdict(list))
-    """Leader rows per `identifiers` value."""
-    _members: dict[int, list[int]] | None = None
+    """The store's keys and their rows, as far as sorted into buckets."""
+    _matrix: Vectors = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    _bucket_of: list[_Bucket] = field(default_factory=list)
+    _buckets: dict[tuple[str, ...], _Bucket] = field(default_factory=dict)
+    _leader: dict[int, int] = field(default_factory=dict)
 
     def extend(self, vectors: VectorReader, texts: dict[str, str]) -> None:
-        """Group the store's rows past those already grouped."""
-        matrix, keys = vectors.matrix, vectors.keys
-        self.keys, self.rows = keys, vectors.rows
-        start = len(self.leader_of)
-        pending: dict[tuple[str, ...], list[int]] = defaultdict(list)
-        for row in range(start, len(keys)):
-            text = texts.get(keys[row])
+        """Sort the store's rows past those already sorted into their buckets."""
+        self._matrix, self.keys, self.rows = vectors.matrix, vectors.keys, vectors.rows
+        for row in range(len(self._bucket_of), len(self.keys)):
+            text = texts.get(self.keys[row])
             # An unknown text gets a bucket of its own: it can only be identical to itself.
-            pending[identifiers(text) if text is not None else ("\0", str(row))].append(row)
-        self.leader_of.extend(range(start, len(keys)))
-        self._members = None
-        for signature, rows in pending.items():
-            self._group(matrix, self._buckets[signature], rows)
+            signature = identifiers(text) if text is not None else ("\0", str(row))
+            bucket = self._buckets.setdefault(signature, _Bucket())
+            bucket.rows.append(row)
+            self._bucket_of.append(bucket)
 
-    def _group(self, matrix: Vectors, leaders: list[int], rows: list[int]) -> None:
-        """Assign `rows` (in order) to the bucket's leaders, new leaders joining as they come."""
+    @property
+    def size(self) -> int:
+        """Rows sorted so far."""
+        return len(self._bucket_of)
+
+    def group_of(self, key: str) -> tuple[int | str, list[str]]:
+        """The id of a text's group (its leader's row) and the keys of the group's texts; a
+        key not in the store is a group of its own, named by the key."""
+        row = self.rows.get(key)
+        if row is None or row >= len(self._bucket_of):
+            return key, [key]
+        bucket = self._bucket_of[row]
+        self._settle(bucket)
+        leader = self._leader[row]
+        return leader, [self.keys[r] for r in bucket.members[leader]]
+
+    def leaders(self) -> list[int]:
+        """The leader row of every row (groups every bucket)."""
+        for bucket in self._buckets.values():
+            self._settle(bucket)
+        return [self._leader[row] for row in range(len(self._bucket_of))]
+
+    def _settle(self, bucket: _Bucket) -> None:
+        """Assign the bucket's rows not grouped yet (in order) to its leaders, new leaders
+        joining as they come."""
+        rows = bucket.rows[bucket.grouped :]
+        bucket.grouped = len(bucket.rows)
         for first in range(0, len(rows), BLOCK):
             block = rows[first : first + BLOCK]
-            vectors = np.asarray(matrix[block], np.float32)
-            known = vectors @ np.asarray(matrix[leaders], np.float32).T if leaders else None
+            vectors = np.asarray(self._matrix[block], np.float32)
+            leaders = bucket.leaders
+            known = vectors @ np.asarray(self._matrix[leaders], np.float32).T if leaders else None
             inner = vectors @ vectors.T
             fresh: list[int] = []  # positions in `block` of its rows that became leaders
             for i, row in enumerate(block):
                 best_row, best = -1, self.threshold
-                if known is not None and len(leaders):
+                if known is not None:
                     j = int(np.argmax(known[i]))
                     if known[i, j] >= best:
                         best_row, best = leaders[j], float(known[i, j])
@@ -89,22 +126,11 @@ class TextGroups:
                         best_row = block[fresh[j]]
                 if best_row < 0:
                     fresh.append(i)
-                else:
-                    self.leader_of[row] = best_row
+                    best_row = row
+                    bucket.members[row] = []
+                self._leader[row] = best_row
+                bucket.members[best_row].append(row)
             leaders.extend(block[i] for i in fresh)
-
-    def group_of(self, key: str) -> tuple[int | str, list[str]]:
-        """The id of a text's group (its leader's row) and the keys of the group's texts; a
-        key not grouped (not in the store) is a group of its own, named by the key."""
-        row = self.rows.get(key)
-        if row is None or row >= len(self.leader_of):
-            return key, [key]
-        if self._members is None:
-            self._members = defaultdict(list)
-            for member, leader in enumerate(self.leader_of):
-                self._members[leader].append(member)
-        leader = self.leader_of[row]
-        return leader, [self.keys[r] for r in self._members[leader]]
 
 
 @dataclass
@@ -124,7 +150,7 @@ class GroupCache:
         self.vectors.refresh()
         keys = self.vectors.keys
         grouping = self._groups.pop(threshold, None) or TextGroups(threshold)
-        if len(grouping.leader_of) < len(keys):
+        if grouping.size < len(keys):
             grouping.extend(self.vectors, self.texts())
         self._groups[threshold] = grouping  # most recently used last
         while len(self._groups) > self.MAX_THRESHOLDS:

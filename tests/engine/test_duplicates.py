@@ -235,16 +235,17 @@ def test_grouping_holds_members_within_the_threshold_of_their_leader(
     texts = {k: f"text ({i % 3})" for i, k in enumerate(store.keys)}
     whole = TextGroups(threshold)
     whole.extend(store, texts)  # type: ignore[arg-type]
-    for row, leader in enumerate(whole.leader_of):
-        assert leader <= row and whole.leader_of[leader] == leader
+    leaders = whole.leaders()
+    for row, leader in enumerate(leaders):
+        assert leader <= row and leaders[leader] == leader
         assert float(store.matrix[row] @ store.matrix[leader]) >= threshold - 1e-6
         assert identifiers(texts[store.keys[row]]) == identifiers(texts[store.keys[leader]])
-    # Grouping a store as it grows gives the same groups as grouping it at once.
+    # Grouping a store as it grows, asked about in between, gives the same groups as at once.
     grown = TextGroups(threshold)
-    partial = _Store(rows[:cut] or rows[:1])
-    grown.extend(partial, texts)  # type: ignore[arg-type]
+    grown.extend(_Store(rows[:cut] or rows[:1]), texts)  # type: ignore[arg-type]
+    grown.group_of("k0")
     grown.extend(store, texts)  # type: ignore[arg-type]
-    assert grown.leader_of == whole.leader_of
+    assert grown.leaders() == leaders
 
 
 def test_screen_results_count_the_same_screen_seen_elsewhere(kb: Knowledge) -> None:
