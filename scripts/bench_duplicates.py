@@ -12,8 +12,8 @@ the first duplicates call or search of a process pays per generation); `find_dup
 types, each type, and at threshold 0.9 (a second grouping); `cluster` for each type at 5 and 50
 clusters — medians of `--repeats` warm runs, each on a fresh engine view. Last, keyword and
 hybrid search over the public queries with and without `relatedCount`, interleaved in one run:
-counted afresh for every query (a server reloads its searcher before each query) and from the
-per-commit cache (one searcher, as `batch-search`). Results go to stdout and the
+counted afresh for every query (what the first search after each commit pays) and from the
+per-commit cache (what every other search pays). Results go to stdout and the
 bench-duplicates section of docs/BENCHMARKS.md.
 """
 
@@ -181,8 +181,8 @@ def main() -> int:
             f"texts): **{grouping * 1000:.0f} ms**.",
             md_table(["call (warm, median)", "ms", "groups / clusters", "memories"], op_rows),
             "Search with `relatedCount` (public queries × 3, interleaved; *afresh*: counts "
-            "recomputed for every query, as a server that reloads its searcher per query; "
-            "*cached*: one searcher, as batch-search):",
+            "recomputed for every query, as after each commit; "
+            "*cached*: the same commit, kept per `IndexReader.commit`):",
             md_table(["mode", "relatedCount", "p50 ms", "p95 ms"], search_rows),
         ]
     )
