@@ -4,6 +4,8 @@ Each one builds a query from exact values, never from query syntax; `hit_count` 
 total of a search run with `count=True`.
 """
 
+from collections.abc import Sequence
+
 import tantivy
 
 
@@ -19,6 +21,15 @@ def all_of(*queries: tantivy.Query) -> tantivy.Query:
 def unscored(query: tantivy.Query) -> tantivy.Query:
     """A filter: it must match, but adds nothing to the score."""
     return tantivy.Query.const_score_query(query, 0.0)
+
+
+def one_of(schema: tantivy.Schema, field: str, values: Sequence[str]) -> tantivy.Query:
+    """A filter: documents whose raw `field` holds any of a few hundred `values` (a page's or a
+    window's step ids). One term lookup per value; Tantivy's term-set query walks the field's
+    term dictionary instead, which for a unique field such as step_id costs more (200 ids at
+    100k steps: 2.7 ms against 1.1 ms)."""
+    any_value = [(tantivy.Occur.Should, term(schema, field, value)) for value in values]
+    return unscored(tantivy.Query.boolean_query(any_value))
 
 
 def int_range(

@@ -45,7 +45,7 @@ from engine.results import (
     StepList,
 )
 from engine.search import search
-from engine.search_cache import SearchCache, cache_key
+from engine.search_cache import MAX_ENTRIES, SearchCache, cache_key
 from engine.semantic import SemanticLeg, configured_embed_timeout
 from engine.summarize import summarize
 from engine.text_groups import GroupCache
@@ -68,7 +68,10 @@ class KnowledgeEngine:
         synonyms: SynonymTable | None = None,
         now: Callable[[], datetime] | None = None,
         embed_timeout: float | None = None,
+        cache_searches: bool = True,
     ) -> None:
+        """`cache_searches`: keep recent answers for agents asking again (`engine.search_cache`);
+        off, every search is computed, as a benchmark of repeated queries needs."""
         self.root = Path(root)
         self.layout = IndexLayout(index_dir)
         self.synonyms = synonyms or SynonymTable()
@@ -88,7 +91,7 @@ class KnowledgeEngine:
         self._related_counts: Related | None = None
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
-        self._cache = SearchCache()
+        self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
 
     @property
     def reader(self) -> IndexReader:

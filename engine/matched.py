@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import tantivy
 
-from engine.clauses import all_of, doc_key
+from engine.clauses import all_of, doc_key, one_of
 from engine.evidence import match_evidence
 from engine.filters import ReadView
 from engine.payload import StepPayload
@@ -59,7 +59,7 @@ def clauses_held(
     held: dict[DocKey, list[str]] = {key: [] for key in step_ids}
     if not step_ids or not clauses:
         return held
-    only = tantivy.Query.term_set_query(view.schema, "step_id", list(step_ids.values()))
+    only = one_of(view.schema, "step_id", list(step_ids.values()))
     for field, token in dict.fromkeys((c.field, c.token) for c in clauses):
         query = all_of(only, tantivy.Query.term_query(view.schema, field, token))
         for _, address in view.searcher.search(query, limit=len(step_ids)).hits:

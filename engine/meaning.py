@@ -7,7 +7,7 @@ from typing import Any
 
 import tantivy
 
-from engine.clauses import doc_key, unscored
+from engine.clauses import doc_key, one_of
 from engine.filters import ReadView
 from engine.hybrid import RERANK_WINDOW, Hit, fuse, semantic_weight
 from engine.inputs import SearchInput
@@ -94,10 +94,7 @@ def _keyword_matches(
         return matching
     query = tantivy.Query.boolean_query(
         [
-            (
-                tantivy.Occur.Must,
-                unscored(tantivy.Query.term_set_query(view.schema, "step_id", ids)),
-            ),
+            (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
             (tantivy.Occur.Must, scored_query(view.schema, plan.clauses)),
         ]
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-from engine.clauses import term
+from engine.clauses import one_of, term
 from engine.schema import DOC_STEP
 
 RECALL_WEIGHT = 0.3
@@ -85,7 +85,7 @@ def recalls(
     if wanted is not None and not wanted:
         return {}
     links = (
-        tantivy.Query.term_set_query(schema, "recalled", sorted(wanted))
+        one_of(schema, "recalled", sorted(wanted))
         if wanted is not None
         else tantivy.Query.regex_query(schema, "recalled", ".+")
     )

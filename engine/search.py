@@ -17,7 +17,7 @@ from typing import Any
 import tantivy
 
 from analyzers import SynonymTable
-from engine.clauses import all_of, doc_key, hit_count, term, unscored
+from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
 from engine.filters import ReadView, epoch_ms_of, step_clauses
@@ -229,10 +229,7 @@ def _rescore(
     ids = [doc["step_id"][0] for doc in docs.values()]
     query = tantivy.Query.boolean_query(
         [
-            (
-                tantivy.Occur.Must,
-                unscored(tantivy.Query.term_set_query(view.schema, "step_id", ids)),
-            ),
+            (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
             (tantivy.Occur.Must, scored_query(view.schema, plan.all_clauses)),
         ]
     )

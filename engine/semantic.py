@@ -17,10 +17,12 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
 import tantivy
+from threadpoolctl import threadpool_limits
 
 from engine.clauses import doc_key, unscored
 from engine.embedder import Embedder, Vectors
@@ -79,6 +81,7 @@ class SemanticLeg:
     def similarities(self, query: str) -> "Similarities":
         """Cosine of the query to every stored text; `EmbeddingTimeout` when the model does
         not answer within `timeout` seconds."""
+        _one_blas_thread()
         self.vectors.refresh()
         qvec = _embed_in_time(self.embedder, query, self.timeout)
         matrix = self.vectors.matrix
@@ -120,6 +123,15 @@ def _embed_jobs() -> None:
             done.set_result(embedder.embed([query])[0])
         except Exception as exc:  # handed to the waiting search, which raises it
             done.set_exception(exc)
+
+
+@cache
+def _one_blas_thread() -> None:
+    """One query against a few thousand texts is a matrix-vector product too small to share:
+    OpenBLAS's threads cost more to wake (and spin) than they save (~2.4 -> ~0.2 ms of CPU at
+    3,000 texts), and a sum split over threads depends on the machine's core count. Set once
+    for the process; the searcher's other numpy work is not BLAS-bound."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import tantivy
 
-from engine.clauses import all_of, count, term
+from engine.clauses import all_of, count, one_of, term
 from engine.results import SourceSession
 from engine.schema import DOC_SESSION, DOC_STEP
 
@@ -25,7 +25,7 @@ def source_sessions(
     ids = sorted(session_ids)
     query = all_of(
         term(schema, "doc_type", DOC_SESSION),
-        tantivy.Query.term_set_query(schema, "session_id", ids),
+        one_of(schema, "session_id", ids),
     )
     metas: dict[str, dict[str, Any]] = {}
     for _, address in searcher.search(query, limit=len(ids), count=False).hits:
