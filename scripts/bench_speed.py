@@ -1,24 +1,32 @@
-"""Speed benchmark: build rate, search latency, peak memory and index size at 10k / 100k / 1M steps.
+"""Speed benchmark: build rate, search latency per mode, peak memory and index size at 10k / 100k /
+1M steps, and the query embedding time on its own.
 
     .venv/bin/python scripts/bench_speed.py [--sizes 10000,100000,1000000] [--queries 200]
-        [--work bench-data] [--baselines-max-size 100000] [--repeats 3] [--no-write]
+        [--modes keyword,hybrid] [--work bench-data] [--baselines-max-size 100000] [--repeats 3]
+        [--no-write]
 
-Why it exists: the speed targets (search p50 <= 5 ms and p99 <= 30 ms at 100k steps, p50 <= 25 ms
-at 1M, build >= 5,000 steps/s, a searching process <= 300 MB RSS at 1M) have to be checked the same
-way each time, next to the baselines measured in the same run on the same machine — absolute
-numbers on a shared, noisy machine mean little, ratios measured side by side mean more.
+Why it exists: the speed targets have to be checked the same way each time, next to the baselines
+measured in the same run on the same machine — absolute numbers on a shared, noisy machine mean
+little, ratios measured side by side mean more. Targets: keyword mode search p50 <= 5 ms and
+p99 <= 30 ms at 100k steps, p50 <= 25 ms at 1M, a searching process <= 300 MB RSS at 1M (issue 2);
+hybrid (the default mode) p50 <= 10 ms and p95 <= 25 ms at 100k, p50 <= 40 ms at 1M, <= 400 MB RSS
+at 1M (issue 7); build >= 5,000 steps/s.
 For each size it generates the corpus (gen_corpus.py, seed 7), times `knowhow reindex --json` from
-scratch, runs `knowhow batch-search` --repeats times under /usr/bin/time -v (peak RSS) and takes
-the median of each percentile, and runs seed_spec03 / fts5_bm25 (their own load + per-query
-latency) up to --baselines-max-size: the SPEC-03 scan is far too slow at 1M.
+scratch, runs `knowhow batch-search --mode M` --repeats times per mode under /usr/bin/time -v (peak
+RSS) and takes the median of each percentile, and runs seed_spec03 / fts5_bm25 (their own load +
+per-query latency) up to --baselines-max-size: the SPEC-03 scan is far too slow at 1M. The query
+embedding (hybrid's share that does not depend on the index size) is timed apart, in process.
+The 1-minute load average is recorded before each knowhow search run: the machine is shared.
 Results go to stdout, WORK/speed.json and the bench-speed section of docs/BENCHMARKS.md.
 """
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from bench_common import (
@@ -43,6 +51,8 @@ from bench_common import (
 
 SEED = 7
 MB = 1024 * 1024
+MODES = ("keyword", "hybrid")
+LATENCIES = ("p50_ms", "p95_ms", "p99_ms")
 # common.latency_line() and the baselines' load/build lines, e.g.
 #   "fts5_bm25 per query: n=44 p50=12.62 ms p95=35.97 ms mean=14.76 ms max=38.79 ms"
 _LAT = re.compile(r"^(.*): n=(\d+) p50=([\d.]+) ms p95=([\d.]+) ms mean=[\d.]+ ms max=([\d.]+) ms")
@@ -61,16 +71,15 @@ def make_queries(work: Path, n: int) -> Path:
     return path
 
 
-def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int, k: int) -> dict:
-    """Full rebuild into an empty dir (wall and engine seconds), then `repeats` searches."""
-    kh, logs = knowhow_cmd(), work / "logs"
+def bench_build(root: Path, work: Path, size: int) -> dict:
+    """Full rebuild into an empty dir (wall and engine seconds, index size)."""
     index = work / f"index-speed-{size}"
     shutil.rmtree(index, ignore_errors=True)
     err(f"[{size}] knowhow reindex")
-    cmd = [*kh, "reindex", "--root", str(root), "--index", str(index), "--json"]
-    p = run(cmd, logs / f"kh-reindex-{size}.log", measure_rss=True)
+    cmd = [*knowhow_cmd(), "reindex", "--root", str(root), "--index", str(index), "--json"]
+    p = run(cmd, work / "logs" / f"kh-reindex-{size}.log", measure_rss=True)
     info = (last_json(p.stdout) or {}).get("result") or {}  # the {"ok", "result"} envelope
-    res: dict = {"ok": p.ok, "build_wall_s": p.wall_s, "build_json": info}
+    res: dict = {"ok": p.ok, "build_wall_s": p.wall_s, "build_json": info, "index": str(index)}
     res["build_rss_mb"] = p.max_rss_kb / 1024 if p.max_rss_kb else None
     if not p.ok:
         return res
@@ -80,27 +89,58 @@ def bench_knowhow(root: Path, work: Path, size: int, queries: Path, repeats: int
     res["steps_per_s"] = steps / res["build_s"] if res["build_s"] else None
     res["steps_per_s_wall"] = steps / p.wall_s if p.wall_s else None
     res["index_mb"] = du_bytes(index) / MB
+    return res
+
+
+def bench_search(
+    root: Path, work: Path, size: int, queries: Path, repeats: int, k: int, mode: str
+) -> dict:
+    """`repeats` batch-search runs in one mode: median of each percentile, highest peak RSS."""
+    index = work / f"index-speed-{size}"
     lat: list[dict] = []
     rss: list[float] = []
+    loads: list[float] = []
     for r in range(repeats):
-        err(f"[{size}] knowhow batch-search {r + 1}/{repeats}")
-        cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
-        cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}.run")]
-        cmd += ["--k", str(k)]
-        p = run(cmd, logs / f"kh-search-{size}-{r}.log", measure_rss=True)
+        err(f"[{size}] knowhow batch-search --mode {mode} {r + 1}/{repeats}")
+        cmd = [*knowhow_cmd(), "batch-search", "--root", str(root), "--index", str(index)]
+        cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}-{mode}.run")]
+        cmd += ["--k", str(k), "--mode", mode]
+        loads.append(os.getloadavg()[0])
+        p = run(cmd, work / "logs" / f"kh-search-{size}-{mode}-{r}.log", measure_rss=True)
         stats = last_json(p.stdout)
         if not p.ok or not stats:
-            res["ok"] = False
             err(f"  ! no latency JSON on the last stdout line: {p.stdout[-200:]!r}")
-            return res
-        lat.append({k: float(stats[k]) for k in ("p50_ms", "p95_ms", "p99_ms")})
+            return {"ok": False}
+        lat.append({key: float(stats[key]) for key in LATENCIES})
         if p.max_rss_kb:
             rss.append(p.max_rss_kb / 1024)
-    res["runs"] = lat
-    for k in ("p50_ms", "p95_ms", "p99_ms"):
-        res[k] = median([x[k] for x in lat])
+    res: dict = {"ok": True, "runs": lat, "load_1min": loads}
+    for key in LATENCIES:
+        res[key] = median([x[key] for x in lat])
     res["search_rss_mb"] = max(rss) if rss else None
     return res
+
+
+def embedding_times(queries: Path) -> dict:
+    """One query embedded at a time (as a search does), each distinct query once after a
+    warm-up: hybrid's cost that does not grow with the index."""
+    from engine.embedder import load_embedder  # only this measurement needs the model
+
+    texts = list(dict.fromkeys(str(q["query"]) for q in load_queries(queries)))
+    embedder = load_embedder()
+    embedder.embed(texts[:3])
+    times = []
+    for text in texts:
+        started = time.perf_counter()
+        embedder.embed([text])
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {
+        "n": len(times),
+        "p50_ms": median(times),
+        "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))],
+        "load_1min": os.getloadavg()[0],
+    }
 
 
 def parse_baseline(p: Proc) -> dict:
@@ -129,16 +169,29 @@ def bench_baselines(root: Path, work: Path, size: int, queries: Path) -> dict:
     return res
 
 
-def size_table(size: int, kh: dict, base: dict) -> str:
-    hdr = ["system", "p50 ms", "p95 ms", "p99 ms", "build/load s", "steps/s", "peak RSS MB"]
+def knowhow_rows(build: dict, modes: dict[str, dict]) -> list[list[str]]:
+    """One row per search mode; the build columns (one index for every mode) on the first."""
     rows = []
-    if kh.get("p50_ms") is not None:
-        build = f"{kh['build_wall_s']:.1f} wall / {kh['build_s']:.1f} engine"
-        rows.append(["knowhow", fmt(kh["p50_ms"], 2), fmt(kh["p95_ms"], 2), fmt(kh["p99_ms"], 2)])
-        rows[-1] += [build, fmt(kh["steps_per_s"], 0), fmt(kh["search_rss_mb"], 0)]
-        rows[-1] += [fmt(kh["index_mb"], 1)]
-    else:
-        rows.append(["knowhow", "failed (see WORK/logs)", "", "", "", "", "", ""])
+    for i, (mode, r) in enumerate(modes.items()):
+        name = f"knowhow {mode}" + (" (default)" if mode == "hybrid" else "")
+        if not r.get("ok") or r.get("p50_ms") is None:
+            rows.append([name, "failed (see WORK/logs)", "", "", "", "", "", ""])
+            continue
+        row = [name, fmt(r["p50_ms"], 2), fmt(r["p95_ms"], 2), fmt(r["p99_ms"], 2)]
+        if i == 0 and build.get("build_s") is not None:
+            row += [f"{build['build_wall_s']:.1f} wall / {build['build_s']:.1f} engine"]
+            row += [fmt(build["steps_per_s"], 0)]
+        else:
+            row += ["(same index)", ""]
+        row += [fmt(r["search_rss_mb"], 0)]
+        row += [fmt(build.get("index_mb"), 1) if i == 0 else ""]
+        rows.append(row)
+    return rows
+
+
+def size_table(size: int, build: dict, modes: dict[str, dict], base: dict) -> str:
+    hdr = ["system", "p50 ms", "p95 ms", "p99 ms", "build/load s", "steps/s", "peak RSS MB"]
+    rows = knowhow_rows(build, modes)
     for b, r in base.items():
         load, n = r.get("load_s"), r.get("steps")
         sps = n / load if n and load else None
@@ -154,33 +207,45 @@ def size_table(size: int, kh: dict, base: dict) -> str:
                 row += ["—", "—", "(same process)", "reads files"]
             rows.append(row)
     md = f"### {size:,} steps\n\n" + md_table([*hdr, "index MB"], rows)
-    ratios = []
-    for b, r in base.items():
-        for mode in ("memory", "disk"):
-            if mode in r and kh.get("p50_ms"):
-                x = r[mode]["p50_ms"] / kh["p50_ms"]
-                ratios.append(f"{b} ({mode}) {x:.1f}×")
-    if ratios:
-        md += "\nbaseline p50 ÷ knowhow p50, same run and queries (> 1: knowhow faster): "
-        md += "; ".join(ratios) + "\n"
+    loads = [x for r in modes.values() for x in r.get("load_1min", [])]
+    if loads:
+        md += f"\nload average (1 min) before each knowhow search run: {min(loads):.1f}–"
+        md += f"{max(loads):.1f} on {os.cpu_count()} CPUs\n"
+    for mode, r in modes.items():
+        ratios = []
+        for b, rb in base.items():
+            for where in ("memory", "disk"):
+                if where in rb and r.get("p50_ms"):
+                    ratios.append(f"{b} ({where}) {rb[where]['p50_ms'] / r['p50_ms']:.1f}×")
+        if ratios:
+            md += f"\nbaseline p50 ÷ knowhow {mode} p50, same run and queries (> 1: knowhow "
+            md += "faster): " + "; ".join(ratios) + "\n"
     return md
 
 
+TARGETS = (
+    # (label, mode, size, key, limit, unit)
+    ("keyword search p50 ≤ 5 ms", "keyword", 100_000, "p50_ms", 5.0, " ms"),
+    ("keyword search p99 ≤ 30 ms", "keyword", 100_000, "p99_ms", 30.0, " ms"),
+    ("keyword search p50 ≤ 25 ms", "keyword", 1_000_000, "p50_ms", 25.0, " ms"),
+    ("keyword searching RSS ≤ 300 MB", "keyword", 1_000_000, "search_rss_mb", 300.0, " MB"),
+    ("hybrid search p50 ≤ 10 ms", "hybrid", 100_000, "p50_ms", 10.0, " ms"),
+    ("hybrid search p95 ≤ 25 ms", "hybrid", 100_000, "p95_ms", 25.0, " ms"),
+    ("hybrid search p50 ≤ 40 ms", "hybrid", 1_000_000, "p50_ms", 40.0, " ms"),
+    ("hybrid searching RSS ≤ 400 MB", "hybrid", 1_000_000, "search_rss_mb", 400.0, " MB"),
+)
+
+
 def targets(results: dict[int, dict]) -> list[list[str]]:
-    """Target rows: (target, size, measured, PASS/FAIL); `not measured` when a size was skipped."""
-    checks = [
-        ("search p50 ≤ 5 ms", 100_000, "p50_ms", 5.0, " ms"),
-        ("search p99 ≤ 30 ms", 100_000, "p99_ms", 30.0, " ms"),
-        ("search p50 ≤ 25 ms", 1_000_000, "p50_ms", 25.0, " ms"),
-        ("peak RSS of a searching process ≤ 300 MB", 1_000_000, "search_rss_mb", 300.0, " MB"),
-    ]
+    """Target rows: (target, size, measured, PASS/FAIL); `not measured` when a size or mode
+    was skipped."""
     rows = []
-    for label, size, key, limit, unit in checks:
-        v = results.get(size, {}).get("knowhow", {}).get(key)
+    for label, mode, size, key, limit, unit in TARGETS:
+        v = results.get(size, {}).get("modes", {}).get(mode, {}).get(key)
         verdict = "not measured" if v is None else ("PASS" if v <= limit else "FAIL")
         rows.append([label, f"{size:,}", "—" if v is None else f"{v:.2f}{unit}", verdict])
     for size, r in results.items():
-        v = r["knowhow"].get("steps_per_s")
+        v = r["build"].get("steps_per_s")
         verdict = "not measured" if v is None else ("PASS" if v >= 5000 else "FAIL")
         rows.append(["build ≥ 5,000 steps/s", f"{size:,}", fmt(v, 0), verdict])
     return rows
@@ -190,6 +255,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--queries", type=int, default=200, help="public queries cycled to N")
+    ap.add_argument(
+        "--modes", default=",".join(MODES), help="search modes measured (keyword,hybrid,semantic)"
+    )
     ap.add_argument("--work", type=Path, default=Path("bench-data"))
     ap.add_argument("--baselines-max-size", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3, help="batch-search runs per size (median)")
@@ -201,21 +269,34 @@ def main() -> int:
     work, mach = args.work.resolve(), machine()
     (work / "runs").mkdir(parents=True, exist_ok=True)  # the runs' files go here
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     queries = make_queries(work, args.queries)
     results: dict[int, dict] = {}
     for size in sizes:
         root = ensure_corpus(work, size, SEED, workers=2)
-        kh = bench_knowhow(root, work, size, queries, args.repeats, args.k)
+        build = bench_build(root, work, size)
+        searched = {
+            mode: bench_search(root, work, size, queries, args.repeats, args.k, mode)
+            for mode in (modes if build["ok"] else [])
+        }
         big = size > args.baselines_max_size
         base = {} if big else bench_baselines(root, work, size, queries)
-        results[size] = {"knowhow": kh, "baselines": base}
-        out(size_table(size, kh, base))
+        results[size] = {"build": build, "modes": searched, "baselines": base}
+        out(size_table(size, build, searched, base))
+    embedding = embedding_times(queries) if set(modes) - {"keyword"} else None
+    if embedding:
+        out(embedding_line(embedding))
     tgt = targets(results)
     tgt_md = md_table(["target", "size", "knowhow (median)", "PASS/FAIL"], tgt)
     out(tgt_md)
     meta = {"machine": mach, "args": vars(args) | {"work": str(work)}, "queries": str(queries)}
-    write_json(work / "speed.json", meta | {"results": results, "targets": tgt})
-    kh_ok = all(r["knowhow"].get("ok") for r in results.values())
+    write_json(
+        work / "speed.json", meta | {"results": results, "embedding": embedding, "targets": tgt}
+    )
+    kh_ok = all(
+        r["build"].get("ok") and all(m.get("ok") for m in r["modes"].values())
+        for r in results.values()
+    )
     if not kh_ok:
         err("knowhow failed at some size: docs/BENCHMARKS.md left as it was")
     elif not args.no_write:
@@ -225,22 +306,34 @@ def main() -> int:
             + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
             + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
             + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`\n"
-            + f"- knowhow: `reindex` into an empty dir, then `batch-search` {args.repeats}× "
-            + "(loads the index once per run); latencies are the **median over runs** of each "
-            + "run's percentile; peak RSS (`/usr/bin/time -v`) is the highest over runs; "
-            + "steps/s uses the engine-reported build seconds (wall clock shown too)\n"
+            + "- knowhow: `reindex` into an empty dir, then `batch-search --mode M` "
+            + f"{args.repeats}× per mode (loads the index, and in hybrid the model, once per run); "
+            + "latencies are the **median over runs** of each run's percentile; peak RSS "
+            + "(`/usr/bin/time -v`) is the highest over runs; steps/s uses the engine-reported "
+            + "build seconds (wall clock shown too)\n"
             + f"- baselines run only up to {args.baselines_max_size:,} steps: the SPEC-03 scan is "
             + "far too slow at 1M. They print p50/p95/max, not p99 (the p99 column shows max); "
             + "their load time includes reading every step file and their RSS the whole corpus\n"
             + "- **the machine is shared and noisy**: compare ratios measured in the same run, "
             + "not absolute numbers across runs\n\n"
-            + "\n".join(size_table(s, r["knowhow"], r["baselines"]) for s, r in results.items())
+            + "\n".join(
+                size_table(s, r["build"], r["modes"], r["baselines"]) for s, r in results.items()
+            )
+            + (f"\n{embedding_line(embedding)}\n" if embedding else "")
             + "\n### Targets\n\n"
             + tgt_md
         )
         write_section("bench-speed", body)
     ok = all(r[3] in ("PASS", "not measured") for r in tgt)
     return 0 if ok and kh_ok else 1
+
+
+def embedding_line(e: dict) -> str:
+    return (
+        f"Query embedding alone (in process, one query at a time, the {e['n']} distinct queries, "
+        f"load {e['load_1min']:.1f}): p50 {e['p50_ms']:.2f} ms, p95 {e['p95_ms']:.2f} ms — part "
+        "of every hybrid search, whatever the index size.\n"
+    )
 
 
 if __name__ == "__main__":
