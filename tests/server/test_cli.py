@@ -219,8 +219,9 @@ def test_batch_search_writes_a_trec_run_and_prints_latencies(cli, tmp_path):
     result = cli("batch-search", "--queries", str(queries), "--run", str(run_file), "--k", "2")
     assert result.exit_code == 0, result.output
     latencies = json.loads(result.stdout.splitlines()[-1])
-    assert set(latencies) == {"p50_ms", "p95_ms", "p99_ms"}
+    assert set(latencies) == {"p50_ms", "p95_ms", "p99_ms", "cpu_p50_ms"}
     assert 0 <= latencies["p50_ms"] <= latencies["p95_ms"] <= latencies["p99_ms"]
+    assert latencies["cpu_p50_ms"] >= 0
     rows = [line.split() for line in run_file.read_text().splitlines()]
     assert [(r[0], r[1], r[3], r[5]) for r in rows] == [
         ("q1", "Q0", "1", "knowhow"),
