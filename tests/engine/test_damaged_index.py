@@ -14,7 +14,7 @@ import pytest
 from engine import KnowledgeEngine
 from engine.errors import IndexDamaged
 from engine.index import IndexLayout
-from engine.index_check import DAMAGE_FILE, GenerationCheck, reported_damage
+from engine.index_check import DAMAGE_FILE, FOOTER_TAIL, GenerationCheck, reported_damage
 from engine.indexer import ensure_index, rebuild
 from engine.inputs import SearchInput
 from engine.live import LiveIndex
@@ -24,19 +24,29 @@ from tests.engine.test_live import wait_for
 
 
 def scramble(path: Path) -> None:
-    """Random bytes over the middle half of a file, in place (as a bad disk or a stray write).
-    The write is dated at least a millisecond after the file was made, as a later write is: the
-    kernel's coarse clock could otherwise give both the same mtime within one test."""
+    """Inverted bytes over the middle half of a file's body, in place (as a bad disk or a stray
+    write): the body, not its Tantivy footer, so the check's verdict is always a checksum
+    mismatch. The write is dated at least a millisecond after the file was made, as a later
+    write is: the kernel's coarse clock could otherwise give both the same mtime."""
     before = path.stat()
     with path.open("r+b") as handle:
-        handle.seek(before.st_size // 4)
-        handle.write(os.urandom(before.st_size // 2))
+        handle.seek(before.st_size - FOOTER_TAIL.size)
+        footer_len, _ = FOOTER_TAIL.unpack(handle.read(FOOTER_TAIL.size))
+        body = before.st_size - FOOTER_TAIL.size - footer_len
+        assert body >= 4, f"{path.name} has no body to damage"
+        handle.seek(body // 4)
+        middle = handle.read(body // 2)
+        handle.seek(body // 4)
+        handle.write(bytes(b ^ 0xFF for b in middle))
     if path.stat().st_mtime_ns - before.st_mtime_ns < 1_000_000:
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
 
 
 def segment_file(suffix: str) -> Callable[[Path], Path]:
-    return lambda generation: next(generation.glob(f"*{suffix}"))
+    """The largest segment file of a kind (a generation may have several segments; the
+    largest has a body worth damaging, and which one is taken does not depend on listing
+    order)."""
+    return lambda generation: max(generation.glob(f"*{suffix}"), key=lambda f: f.stat().st_size)
 
 
 def overwrite(name: str, garbage: bytes) -> Callable[[Path], None]:
@@ -47,9 +57,9 @@ def overwrite(name: str, garbage: bytes) -> Callable[[Path], None]:
 
 
 DAMAGES: dict[str, Callable[[Path], None]] = {
-    "random bytes in .idx": lambda g: scramble(segment_file(".idx")(g)),
-    "random bytes in .store": lambda g: scramble(segment_file(".store")(g)),
-    "random bytes in .term": lambda g: scramble(segment_file(".term")(g)),
+    "bytes inverted in .idx": lambda g: scramble(segment_file(".idx")(g)),
+    "bytes inverted in .store": lambda g: scramble(segment_file(".store")(g)),
+    "bytes inverted in .term": lambda g: scramble(segment_file(".term")(g)),
     ".pos deleted": lambda g: segment_file(".pos")(g).unlink(),
     "garbage manifest.sqlite3": overwrite("manifest.sqlite3", b"\x8f" * 4096),
     "garbage meta.json": overwrite("meta.json", b'{"segments": [{"seg'),
@@ -114,7 +124,7 @@ def test_each_damage_is_found_and_search_is_refused(
 def test_damage_after_opening_is_caught_even_when_tantivy_panics(
     store: KnowledgeStore, index_dir: Path
 ) -> None:
-    """Random bytes in the postings of an open index make Tantivy panic (PanicException, a
+    """Damaged postings of an open index can make Tantivy panic (PanicException, a
     BaseException): the engine verifies, reports the damage and answers IndexDamaged."""
     engine = KnowledgeEngine(store.root, index_dir)
     assert found(engine, "send") == {"mm-send1/0001-mm_click"}
@@ -138,7 +148,7 @@ def test_knowhow_index_rebuilds_a_damaged_index_and_says_why(
     assert found(engine, "send") == {"mm-send1/0001-mm_click"}
 
 
-@pytest.mark.parametrize("damage", ["random bytes in .idx", "garbage manifest.sqlite3"])
+@pytest.mark.parametrize("damage", ["bytes inverted in .idx", "garbage manifest.sqlite3"])
 def test_the_live_writer_rebuilds_a_damaged_generation(
     damage: str, live: LiveIndex, store: KnowledgeStore, index_dir: Path
 ) -> None:

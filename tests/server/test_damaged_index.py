@@ -64,7 +64,12 @@ async def test_an_index_damaged_at_rest_is_rebuilt_when_the_server_starts(
 
 @pytest.mark.parametrize(
     "damage",
-    ["random bytes in .idx", "random bytes in .store", ".pos deleted", "garbage manifest.sqlite3"],
+    [
+        "bytes inverted in .idx",
+        "bytes inverted in .store",
+        ".pos deleted",
+        "garbage manifest.sqlite3",
+    ],
 )
 async def test_an_index_damaged_while_serving_answers_envelopes_and_heals(
     damage: str, root: Path, index: Path, log: Path
