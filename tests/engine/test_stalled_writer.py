@@ -25,7 +25,9 @@ from engine.session_sync import sync_sessions
 from engine.store import KnowledgeStore
 from tests.engine.test_live import REPO, WRITER_SCRIPT, hits, new_session, step, wait_for
 
-STALL = 3.0
+STALL = 8.0
+"""Long enough that a loaded machine never starves a beating writer into looking stalled
+(a takeover test then waits about this long)."""
 
 
 @pytest.fixture
