@@ -1,11 +1,13 @@
 """Supersede decisions on file: `<sessionId>/superseded.json`, written by detection or by hand.
 
 The files are the truth: indexing a session reads its `superseded.json` and flags those steps
-(`knowhow reindex` reproduces every flag). Detection (`engine.supersede.plan`) runs in the
-index writer after a commit, over the facts of every session (`FactsLedger`, decoded once per
-writer from the manifest); a session whose detected decisions changed gets its file rewritten,
-which changes its signature, so the next batch re-indexes it with the new flags. Re-planning
-the same facts gives the same decisions, so this settles after one round.
+(`knowhow reindex` reproduces every flag). Detection (`engine.supersede`) runs in the index
+writer after a commit, over the facts of every session (`FactsLedger`, decoded once per writer
+from the manifest): a rebuild judges every testId of every screen; the live writer judges
+again only the testIds a batch touched, which gives the same decisions (a property test checks
+it). A session whose detected decisions changed gets its file rewritten, which changes its
+signature, so the next batch re-indexes it with the new flags. Judging the same facts gives
+the same decisions, so this settles after one round.
 
 Explicit decisions (`supersede`, i.e. `mm_knowledge_supersede`) are never replaced by
 detection; they are checked first: both steps exist, a step never supersedes itself, and no
@@ -15,7 +17,7 @@ chain of decisions may lead back to the step (a cycle would hide both for good).
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 
 from engine.documents import SessionContext, resolve_target
 from engine.errors import InvalidInput, KnowhowError, NotFound
@@ -24,7 +26,16 @@ from engine.inputs import SupersedeInput
 from engine.models import SupersededBy, Supersession, now_iso
 from engine.results import Result, SupersededByStep
 from engine.store import DECISIONS_FILE, KnowledgeStore
-from engine.supersede import Detected, SessionFacts, decode_all, plan
+from engine.supersede import (
+    Action,
+    Detected,
+    ScreenFacts,
+    SessionFacts,
+    changed_screens,
+    decode_all,
+    plan,
+    plan_screen,
+)
 
 EXPLICIT = "explicit"
 DETECTED = "detected"
@@ -35,20 +46,64 @@ MAX_CHAIN = 1000
 
 
 class FactsLedger:
-    """The supersede facts of every indexed session, held by the index writer."""
+    """The supersede facts of every indexed session, held by the index writer, and each
+    screen's facts indexed by testId and name (`ScreenFacts`, built on first use and kept up
+    to date), so that the live writer judges again only the testIds a batch touched."""
 
     def __init__(self, facts: dict[str, SessionFacts]) -> None:
-        self.facts = facts
+        self.facts: dict[str, SessionFacts] = {}
+        self.by_screen: dict[str, set[str]] = {}
+        """screen -> the sessions whose facts mention it."""
+        self.screens: dict[str, ScreenFacts] = {}
+        self.pending: dict[str, set[str]] = {}
+        """screen -> testIds to judge again (what `update` changed since `take_pending`)."""
+        for session_id, session in facts.items():
+            self._store(session_id, session)
 
     @classmethod
     def load(cls, manifest: Manifest) -> "FactsLedger":
         return cls(decode_all(manifest.facts()))
 
     def update(self, session_id: str, facts: SessionFacts | None) -> None:
-        if facts is None:
-            self.facts.pop(session_id, None)
-        else:
+        """A session's facts as indexed now (None: it was deleted)."""
+        old = self.facts.get(session_id)
+        for screen in changed_screens(old, facts):
+            view = self.screen(screen)
+            touched = self.pending.setdefault(screen, set())
+            if old is not None:
+                touched |= view.touched(old)
+                view.remove(old)
+            if facts is not None:
+                view.add(facts)
+                touched |= view.touched(facts)
+        self._store(session_id, facts)
+
+    def _store(self, session_id: str, facts: SessionFacts | None) -> None:
+        old = self.facts.pop(session_id, None)
+        for screen in old.screens() if old else ():
+            self.by_screen[screen].discard(session_id)
+        if facts is not None:
             self.facts[session_id] = facts
+            for screen in facts.screens():
+                self.by_screen.setdefault(screen, set()).add(session_id)
+
+    def screen(self, screen: str) -> ScreenFacts:
+        """The screen's facts from every session, indexed (built on first use)."""
+        view = self.screens.get(screen)
+        if view is None:
+            view = self.screens[screen] = ScreenFacts(screen)
+            for session_id in self.by_screen.get(screen, set()):
+                view.add(self.facts[session_id])
+        return view
+
+    def take_pending(self) -> dict[str, set[str]]:
+        pending, self.pending = self.pending, {}
+        return pending
+
+    def add_pending(self, scope: Mapping[str, set[str]]) -> None:
+        """Judge these again too (a planning that failed, or a ledger being replaced)."""
+        for screen, test_ids in scope.items():
+            self.pending.setdefault(screen, set()).update(test_ids)
 
 
 @contextlib.contextmanager
@@ -75,23 +130,35 @@ def _decision(detected: Detected) -> Supersession:
 
 
 def write_detected(
-    store: KnowledgeStore, ledger: FactsLedger, screens: Iterable[str] | None = None
+    store: KnowledgeStore, ledger: FactsLedger, scope: Mapping[str, set[str]] | None = None
 ) -> dict[str, set[str]]:
-    """Re-plan `screens` (every screen when None) and rewrite the decision files whose detected
-    part changed; returns those sessions and, per session, the steps whose flag changed."""
-    wanted = None if screens is None else set(screens)
+    """Judge the testIds of `scope` (screen -> testIds; every screen and testId when None)
+    again and rewrite the decision files whose detected part changed; returns those sessions
+    and, per session, the steps whose flag changed."""
     planned: dict[str, dict[str, Detected]] = {}
-    for found in plan(ledger.facts.values(), wanted):
-        planned.setdefault(found.step_id.split("/", 1)[0], {})[found.step_id] = found
+    in_scope: dict[str, list[list[Action]]] = {}
+    """session id -> its actions judged again (their detected decisions are replaced)."""
+    if scope is None:
+        found = plan(ledger.facts.values())
+        for session_id, facts in ledger.facts.items():
+            in_scope[session_id] = list(facts.actions.values())
+    else:
+        found = []
+        for screen, test_ids in scope.items():
+            view = ledger.screen(screen)
+            found += plan_screen(view, test_ids)
+            for test_id in test_ids:
+                for session_id, actions in view.acted.get(test_id, {}).items():
+                    in_scope.setdefault(session_id, []).append(actions)
+    for detected in found:
+        planned.setdefault(detected.step_id.split("/", 1)[0], {})[detected.step_id] = detected
     changed: dict[str, set[str]] = {}
-    for session_id, facts in ledger.facts.items():
-        in_scope = {
-            a.step_id
-            for screen, actions in facts.actions.items()
-            if wanted is None or screen in wanted
-            for a in actions
-        }
-        before = {s: by for s, by in facts.detected.items() if s in in_scope}
+    for session_id in sorted(in_scope):
+        facts = ledger.facts[session_id]
+        if not facts.detected and session_id not in planned:
+            continue  # nothing detected before, nothing now
+        steps = {a.step_id for actions in in_scope[session_id] for a in actions}
+        before = {s: by for s, by in facts.detected.items() if s in steps}
         now = {s: d.by.step_id for s, d in planned.get(session_id, {}).items()}
         if before == now:
             continue
@@ -99,16 +166,16 @@ def write_detected(
             decisions, unreadable = store.read_decisions(session_id)
             if unreadable is not None:
                 continue  # reported as a skip; never overwrite what we cannot read
-            for step_id in in_scope:
+            for step_id in steps:
                 stem = step_id.split("/", 1)[1]
                 if stem in decisions and decisions[stem].source == DETECTED:
                     del decisions[stem]
-            for step_id, found in planned.get(session_id, {}).items():
+            for step_id, decided in planned.get(session_id, {}).items():
                 stem = step_id.split("/", 1)[1]
                 if stem not in decisions:
-                    decisions[stem] = _decision(found)
+                    decisions[stem] = _decision(decided)
             store.write_decisions(session_id, decisions)
-        facts.detected = {**{s: b for s, b in facts.detected.items() if s not in in_scope}, **now}
+        facts.detected = {**{s: b for s, b in facts.detected.items() if s not in steps}, **now}
         changed[session_id] = {s for s in before.keys() | now.keys() if before.get(s) != now.get(s)}
     return changed
 

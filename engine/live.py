@@ -69,8 +69,9 @@ VERIFY_SECONDS = 5.0
 whole before are not read again)."""
 SUPERSEDE_MIN_INTERVAL_SECONDS = 1.0
 SUPERSEDE_SHARE = 0.1
-"""Supersede planning re-reads every session's facts of the touched screens (~0.1-0.2 s at 100k
-steps): it runs at most every 1 s, and never more than a tenth of the writer's time."""
+"""Supersede planning judges again the testIds a batch touched (milliseconds; building a
+screen's index the first time after a takeover costs more): it runs at most every 1 s, and
+never more than a tenth of the writer's time."""
 
 
 # -- the live index ------------------------------------------------------------------------
@@ -123,7 +124,6 @@ class LiveIndex:
         self._writer: IndexWriter | None = None
         self._cache = AppendCache()
         self._ledger = FactsLedger({})
-        self._touched_screens: set[str] = set()
         self._next_supersede = 0.0
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
@@ -311,7 +311,9 @@ class LiveIndex:
             self._failed("opening the index writer", exc)
             return False
         self._skips.load(self._writer.path)
+        pending = self._ledger.take_pending()  # not judged yet: the new ledger will
         self._ledger = FactsLedger.load(self._writer.manifest)
+        self._ledger.add_pending(pending)
         self._start_watcher()
         self._reconcile()
         if self._writer is None:  # the first batch failed and stepped down: retry later
@@ -428,24 +430,22 @@ class LiveIndex:
         )
 
     def _note_facts(self, touched: dict[str, SessionFacts | None]) -> None:
-        """Keep the ledger current and remember the screens whose supersessions may change."""
+        """Keep the ledger current (it remembers which testIds the batch may have changed)."""
         for session_id, facts in touched.items():
-            old = self._ledger.facts.get(session_id)
-            self._touched_screens |= old.screens() if old else set()
-            self._touched_screens |= facts.screens() if facts else set()
             self._ledger.update(session_id, facts)
 
     def _supersede(self) -> None:
-        """Re-plan supersessions on the touched screens (when due, see SUPERSEDE_SHARE);
-        sessions whose decision files changed are queued, to be re-indexed with their flags."""
-        if not self._touched_screens or time.monotonic() < self._next_supersede:
+        """Judge again the testIds the batches since the last time touched (when due, see
+        SUPERSEDE_SHARE); sessions whose decision files changed are queued, to be re-indexed
+        with their flags."""
+        if not self._ledger.pending or time.monotonic() < self._next_supersede:
             return
         started = time.perf_counter()
-        screens, self._touched_screens = self._touched_screens, set()
+        scope = self._ledger.take_pending()
         try:
-            flagged = write_detected(self.store, self._ledger, screens)
+            flagged = write_detected(self.store, self._ledger, scope)
         except Exception as exc:  # counted; retried with the next batch
-            self._touched_screens |= screens
+            self._ledger.add_pending(scope)
             self._failed("planning supersessions", exc)
             return
         for session_id in flagged:

@@ -23,14 +23,16 @@ cannot see.
 
 Facts are extracted while a session is indexed (`FactsCollector`, fed by
 `engine.documents.step_documents` with the context it already tracks) and kept per session in
-the generation's manifest, so the live writer can re-plan the screens a batch touched without
-reading any file.
+the generation's manifest. Each screen's facts are indexed by testId and by name
+(`ScreenFacts`), and the rules judge one testId at a time, so the live writer judges again
+only the testIds a batch touched, without reading any file.
 """
 
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from operator import attrgetter
+from typing import Any, TypeVar
 
 import orjson
 
@@ -40,6 +42,7 @@ from engine.models import StepRecord, epoch_ms
 MIN_OBSERVATIONS = 2
 """Later observations of the renamed element needed before a testId counts as renamed."""
 NOT_FOUND = "MM_TARGET_NOT_FOUND"
+T = TypeVar("T")
 _SELECTOR_TEST_ID = re.compile(r"""^\[data-testid=["']?([^"'\]]+)["']?\]$""")
 
 
@@ -112,6 +115,12 @@ class SessionFacts:
     def screens(self) -> set[str]:
         return set(self.actions) | set(self.seen)
 
+    def screens_of(self, step_ids: set[str]) -> set[str]:
+        """The screens the session acted on in those steps."""
+        return {
+            a.screen for actions in self.actions.values() for a in actions if a.step_id in step_ids
+        }
+
     def encode(self) -> bytes:
         return orjson.dumps(
             {
@@ -137,6 +146,29 @@ class SessionFacts:
             {screen: {t: Seen(*row) for t, row in ids.items()} for screen, ids in raw["s"].items()},
             raw["d"],
         )
+
+
+def changed_screens(old: SessionFacts | None, new: SessionFacts | None) -> set[str]:
+    """The screens whose supersessions a session's new facts may change: those where what it
+    did or saw differs, and those of steps whose detected decision on file differs (a decision
+    file edited by hand is re-planned, as a rebuild would). A session that only gained a step
+    changes one or two screens, not every screen it ever visited."""
+    empty = SessionFacts("")
+    old, new = old or empty, new or empty
+    screens = {
+        screen
+        for screen in old.screens() | new.screens()
+        if old.actions.get(screen) != new.actions.get(screen)
+        or old.seen.get(screen) != new.seen.get(screen)
+    }
+    decided = {
+        s
+        for s in old.detected.keys() | new.detected.keys()
+        if old.detected.get(s) != new.detected.get(s)
+    }
+    if decided:
+        screens |= old.screens_of(decided) | new.screens_of(decided)
+    return screens
 
 
 class FactsCollector:
@@ -213,118 +245,172 @@ def plan(facts: Iterable[SessionFacts], screens: Iterable[str] | None = None) ->
 
     Deterministic: the same facts give the same decisions in any order.
     """
-    by_screen: dict[str, list[SessionFacts]] = {}
+    by_screen: dict[str, ScreenFacts] = {}
     wanted = None if screens is None else set(screens)
     for session in facts:
         for screen in session.screens():
             if wanted is None or screen in wanted:
-                by_screen.setdefault(screen, []).append(session)
+                by_screen.setdefault(screen, ScreenFacts(screen)).add(session)
     detected: list[Detected] = []
     for screen in sorted(by_screen):
-        detected += plan_screen(screen, by_screen[screen])
-    return sorted(detected, key=lambda d: d.step_id)
+        detected += plan_screen(by_screen[screen])
+    return sorted(detected, key=attrgetter("step_id"))
 
 
-@dataclass
-class _Screen:
-    """One screen's facts from every session, indexed for the rules."""
-
-    worked: dict[str, list[Action]] = field(default_factory=dict)
-    """testId -> successful actions on it."""
-    last_seen: dict[str, int] = field(default_factory=dict)
-    identity: dict[str, tuple[str, str]] = field(default_factory=dict)
-    sightings: dict[str, list[tuple[str, Seen]]] = field(default_factory=dict)
-    """name -> (testId, its sightings in one session)."""
-    named_ok: dict[str, list[Action]] = field(default_factory=dict)
-    """name -> successful actions on an element of that name, oldest first."""
-    not_found: dict[str, list[Action]] = field(default_factory=dict)
-    """testId -> actions on it that failed with MM_TARGET_NOT_FOUND."""
-    sessions: dict[str, list[Action]] = field(default_factory=dict)
-    """session id -> its actions on this screen, in order."""
-
-
-def _index_screen(screen: str, sessions: Iterable[SessionFacts]) -> _Screen:
-    """Sessions are read in id order: an element's identity is its first sighting's, so the
-    live writer (sessions in the order they changed) and a rebuild (in the manifest's order)
-    must agree on which one is first."""
-    facts = _Screen()
-    actions: list[Action] = []
-    for session in sorted(sessions, key=lambda s: s.session_id):
-        mine = session.actions.get(screen, [])
-        if mine:
-            facts.sessions[session.session_id] = mine
-            actions += mine
-        for test_id, sighting in session.seen.get(screen, {}).items():
-            facts.last_seen[test_id] = max(facts.last_seen.get(test_id, 0), sighting.last)
-            if sighting.name:
-                facts.identity.setdefault(test_id, (sighting.role, sighting.name))
-                facts.sightings.setdefault(sighting.name, []).append((test_id, sighting))
-    actions.sort(key=lambda a: (a.ts, a.step_id))
-    for action in actions:
-        if action.ok:
-            if action.name:
-                facts.named_ok.setdefault(action.name, []).append(action)
-            if action.test_id:
-                facts.worked.setdefault(action.test_id, []).append(action)
-                seen = facts.last_seen.get(action.test_id, 0)
-                facts.last_seen[action.test_id] = max(seen, action.ts)
-                if action.name:
-                    facts.identity[action.test_id] = (action.role, action.name)
-        elif action.error_code == NOT_FOUND and action.test_id:
-            facts.not_found.setdefault(action.test_id, []).append(action)
-    return facts
-
-
-def plan_screen(screen: str, sessions: Iterable[SessionFacts]) -> list[Detected]:
-    """The supersessions of one screen, from every session that acted on or saw it."""
-    facts = _index_screen(screen, sessions)
+def plan_screen(facts: "ScreenFacts", test_ids: Iterable[str] | None = None) -> list[Detected]:
+    """The supersessions of successful actions on `test_ids` (every testId acted on when None)
+    on one screen."""
     detected: list[Detected] = []
-    for test_id in sorted(facts.worked):
-        found = _renamed(test_id, facts) or _not_found(test_id, facts)
+    for test_id in sorted(facts.acted if test_ids is None else test_ids):
+        worked, found = judge(test_id, facts)
         if found is not None:
             by, evidence = found
-            detected += [Detected(old.step_id, by, evidence) for old in facts.worked[test_id]]
+            detected += [Detected(old.step_id, by, evidence) for old in worked]
     return detected
 
 
-def _renamed(test_id: str, facts: _Screen) -> tuple[Action, str] | None:
+_ORDER = attrgetter("ts", "step_id")
+
+
+@dataclass
+class ScreenFacts:
+    """One screen's facts from every session, by testId and by name.
+
+    The rules judge one testId at a time and read only its own entries and those of its name,
+    so when one session changes, only the testIds it touched are judged again, at a cost that
+    follows how often those were used, not how much the screen ever saw.
+    """
+
+    screen: str
+    seen: dict[str, dict[str, Seen]] = field(default_factory=dict)
+    """testId -> session id -> its sightings in that session."""
+    acted: dict[str, dict[str, list[Action]]] = field(default_factory=dict)
+    """testId -> session id -> the session's actions on it."""
+    by_name: dict[str, dict[str, list[Action]]] = field(default_factory=dict)
+    """name -> session id -> the session's actions on an element of that name."""
+    named: dict[str, set[str]] = field(default_factory=dict)
+    """name -> testIds sighted or acted on under that name (may name a few too many)."""
+    sessions: dict[str, list[Action]] = field(default_factory=dict)
+    """session id -> its actions on this screen, in order."""
+
+    def add(self, session: SessionFacts) -> None:
+        """Index a session's facts of this screen."""
+        sid = session.session_id
+        for test_id, sighting in session.seen.get(self.screen, {}).items():
+            self.seen.setdefault(test_id, {})[sid] = sighting
+            if sighting.name:
+                self.named.setdefault(sighting.name, set()).add(test_id)
+        actions = session.actions.get(self.screen)
+        if actions:
+            self.sessions[sid] = actions
+            for action in actions:
+                if action.test_id:
+                    self.acted.setdefault(action.test_id, {}).setdefault(sid, []).append(action)
+                if action.name:
+                    self.by_name.setdefault(action.name, {}).setdefault(sid, []).append(action)
+                    if action.test_id:
+                        self.named.setdefault(action.name, set()).add(action.test_id)
+
+    def remove(self, session: SessionFacts) -> None:
+        """Drop a session's facts of this screen (before adding its new ones)."""
+        sid = session.session_id
+        for test_id in session.seen.get(self.screen, {}):
+            _drop(self.seen, test_id, sid)
+        self.sessions.pop(sid, None)
+        for action in session.actions.get(self.screen, []):
+            if action.test_id:
+                _drop(self.acted, action.test_id, sid)
+            if action.name:
+                _drop(self.by_name, action.name, sid)
+
+    def touched(self, session: SessionFacts) -> set[str]:
+        """The testIds a session's facts of this screen bear on: those it saw or acted on, and
+        every testId known under a name it saw or acted on (their identity may be that name)."""
+        seen = session.seen.get(self.screen, {})
+        actions = session.actions.get(self.screen, [])
+        ids = set(seen) | {a.test_id for a in actions if a.test_id}
+        names = {s.name for s in seen.values() if s.name} | {a.name for a in actions if a.name}
+        for name in names:
+            ids |= self.named.get(name, set())
+        return ids
+
+
+def _drop(index: dict[str, dict[str, T]], key: str, session_id: str) -> None:
+    entries = index.get(key)
+    if entries is not None:
+        entries.pop(session_id, None)
+        if not entries:
+            del index[key]
+
+
+def judge(test_id: str, facts: ScreenFacts) -> tuple[list[Action], tuple[Action, str] | None]:
+    """The successful actions on `test_id` and, when they no longer work, the action that
+    works instead and the evidence (`renamed` or `not-found`)."""
+    actions = [a for acts in facts.acted.get(test_id, {}).values() for a in acts]
+    worked = [a for a in actions if a.ok]
+    if not worked:
+        return [], None
+    sightings = facts.seen.get(test_id, {})
+    since = max(max((s.last for s in sightings.values()), default=0), *(a.ts for a in worked))
+    # An element's identity is the latest successful action's that named it, else its first
+    # sighting's (sessions in id order: the live writer and a rebuild must agree).
+    named = [a for a in worked if a.name]
+    if named:
+        latest = max(named, key=_ORDER)
+        identity = (latest.role, latest.name)
+    else:
+        first = min((sid for sid, s in sightings.items() if s.name), default=None)
+        identity = ("", "") if first is None else (sightings[first].role, sightings[first].name)
+    failed = [a for a in actions if not a.ok and a.error_code == NOT_FOUND and a.ts > since]
+    found = _renamed(test_id, identity, since, facts) or _not_found(
+        test_id, identity, sorted(failed, key=_ORDER), facts
+    )
+    return worked, found
+
+
+def _renamed(
+    test_id: str, identity: tuple[str, str], since: int, facts: ScreenFacts
+) -> tuple[Action, str] | None:
     """After `test_id` was last seen, the same element was observed at least
     `MIN_OBSERVATIONS` times under another testId, and an action on it worked there."""
-    role, name = facts.identity.get(test_id, ("", ""))
+    role, name = identity
     if not name:
         return None
-    since = facts.last_seen[test_id]
-    observations = sum(
-        sighting.count
-        for other, sighting in facts.sightings.get(name, [])
-        if other != test_id
-        and sighting.first > since
-        and _same_element(role, name, sighting.role, name)
-    )
+    observations = 0
+    for other in facts.named.get(name, set()) - {test_id}:
+        for sighting in facts.seen.get(other, {}).values():
+            if (
+                sighting.name == name
+                and sighting.first > since
+                and _same_element(role, name, sighting.role, name)
+            ):
+                observations += sighting.count
     if observations < MIN_OBSERVATIONS:
         return None
-    for action in facts.named_ok.get(name, []):
-        if (
-            action.ts > since
-            and action.test_id != test_id
-            and _same_element(role, name, action.role, name)
-        ):
-            return action, "renamed"
-    return None
+    works = [
+        a
+        for acts in facts.by_name.get(name, {}).values()
+        for a in acts
+        if a.ok
+        and a.ts > since
+        and a.test_id != test_id
+        and _same_element(role, name, a.role, name)
+    ]
+    return (min(works, key=_ORDER), "renamed") if works else None
 
 
-def _not_found(test_id: str, facts: _Screen) -> tuple[Action, str] | None:
-    """After `test_id` was last seen, an action on it failed with MM_TARGET_NOT_FOUND, and the
+def _not_found(
+    test_id: str, identity: tuple[str, str], failed: list[Action], facts: ScreenFacts
+) -> tuple[Action, str] | None:
+    """`failed`: the actions on `test_id` that failed with MM_TARGET_NOT_FOUND after it was last
+    seen, oldest first. After one of them, the
     session's next action of the same kind on this screen worked on another target: the same
     element by role and name, or — when the element has no known name (a text field) — the
     agent's retry, as long as nothing names it as a different element."""
-    role, name = facts.identity.get(test_id, ("", ""))
-    since = facts.last_seen[test_id]
-    for failed in facts.not_found.get(test_id, []):
-        if failed.ts <= since:
-            continue
-        later = facts.sessions[failed.step_id.split("/", 1)[0]]
-        retry = next((a for a in later if a.ts > failed.ts and a.tool == failed.tool), None)
+    role, name = identity
+    for miss in failed:
+        later = facts.sessions[miss.step_id.split("/", 1)[0]]
+        retry = next((a for a in later if a.ts > miss.ts and a.tool == miss.tool), None)
         if retry is None or not retry.ok or retry.test_id == test_id:
             continue
         if name and retry.name and not _same_element(role, name, retry.role, retry.name):

@@ -6,14 +6,25 @@ import time
 
 import pytest
 import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import KnowledgeEngine
-from engine.decisions import decisions_lock, supersede
+from engine.decisions import FactsLedger, decisions_lock, supersede
 from engine.errors import InvalidInput, NotFound
 from engine.live import LiveIndex
 from engine.models import Supersession, now_iso
 from engine.prior import ScreenContext
-from engine.supersede import Action, Seen, SessionFacts, plan, selector_test_id
+from engine.supersede import (
+    Action,
+    Detected,
+    ScreenFacts,
+    Seen,
+    SessionFacts,
+    plan,
+    plan_screen,
+    selector_test_id,
+)
 from tests.conftest import Knowledge
 
 OLD = [("coin-overview-send", "Send"), ("coin-overview-swap", "Swap")]
@@ -321,3 +332,78 @@ def test_a_decision_written_meanwhile_is_never_lost(kb: Knowledge) -> None:
         kb.store.write_decisions("mm-race", found)
     explicit.join(10)
     assert set(decisions(kb, "mm-race")) == {first.split("/")[1], second.split("/")[1]}
+
+
+SCREENS = ("home", "send")
+
+
+@st.composite
+def session_facts(draw: st.DrawFn, session_id: str) -> SessionFacts:
+    """A small random session: actions and sightings over two screens, three testIds and few
+    names and times (so renames, retries and not-found failures all occur)."""
+    facts = SessionFacts(session_id)
+    for n in range(draw(st.integers(0, 6))):
+        screen = draw(st.sampled_from(SCREENS))
+        test_id = draw(st.sampled_from(["a", "b", "c", None]))
+        ok = draw(st.booleans())
+        ts = draw(st.integers(1, 12))
+        facts.actions.setdefault(screen, []).append(
+            Action(
+                f"{session_id}/{n:04d}-mm_click",
+                ts,
+                f"t{ts}",
+                screen,
+                test_id,
+                draw(st.sampled_from(["button", ""])),
+                draw(st.sampled_from(["send", "send", ""])),
+                ok,
+                None if ok else draw(st.sampled_from(["MM_TARGET_NOT_FOUND", "MM_TIMEOUT"])),
+                f"testId:{test_id}",
+                draw(st.sampled_from(["click", "type"])),
+            )
+        )
+    for screen in draw(st.sets(st.sampled_from(SCREENS))):
+        for test_id in draw(st.sets(st.sampled_from(["a", "b", "c"]), min_size=1)):
+            first = draw(st.integers(1, 12))
+            last = draw(st.integers(first, 12))
+            role = draw(st.sampled_from(["button", ""]))
+            name = draw(st.sampled_from(["send", "send", "swap", ""]))
+            count = draw(st.integers(1, 3))
+            facts.seen.setdefault(screen, {})[test_id] = Seen(first, last, count, role, name)
+    return facts
+
+
+def decided(detections: list[Detected]) -> dict[str, tuple[str, str]]:
+    return {d.step_id: (d.by.step_id, d.evidence) for d in detections}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_live_ledger_judges_again_everything_a_change_can_alter(data: st.DataObject) -> None:
+    """Sessions arrive, change and disappear in any order: the ledger's screen indexes stay
+    equal to ones built from scratch, and every decision a change alters is on a testId the
+    ledger marked to judge again (what the live writer re-plans)."""
+    ledger = FactsLedger({})
+    for _ in range(data.draw(st.integers(1, 8))):
+        session_id = data.draw(st.sampled_from(["s1", "s2", "s3", "s4"]))
+        new = data.draw(st.none() | session_facts(session_id))
+        old = ledger.facts.get(session_id)
+        before = decided(plan(ledger.facts.values()))
+        ledger.update(session_id, new)
+        after = decided(plan(ledger.facts.values()))
+        pending = ledger.take_pending()
+        targets: dict[str, set[tuple[str, str | None]]] = {}  # a step's, before and after
+        for facts in [*ledger.facts.values(), *([old] if old else [])]:
+            for screen, actions in facts.actions.items():
+                for a in actions:
+                    targets.setdefault(a.step_id, set()).add((screen, a.test_id))
+        for step_id in before.keys() | after.keys():
+            if before.get(step_id) != after.get(step_id) and step_id in targets:
+                assert any(t in pending.get(s, set()) for s, t in targets[step_id])
+        for screen, view in ledger.screens.items():
+            fresh = ScreenFacts(screen)
+            for facts in ledger.facts.values():
+                fresh.add(facts)
+            assert decided(plan_screen(view)) == decided(plan_screen(fresh))
+            assert {t: s for t, s in view.seen.items()} == fresh.seen
+            assert view.acted == fresh.acted and view.sessions == fresh.sessions
