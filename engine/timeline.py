@@ -7,6 +7,8 @@ session (`seq`) or, across sessions, by time (`ts`). Timelines show history as i
 superseded steps appear in them, flagged.
 """
 
+from typing import Any
+
 import tantivy
 
 from engine.clauses import all_of, int_range, term
@@ -21,10 +23,12 @@ RECALLED_FIELD = "recalled"
 """Raw index field of an acting step: the step ids of the memories it followed (its record's
 `recalled` links)."""
 MAX_RECALLS_LISTED = 100
-TIE_SLACK = 64
-"""Extra neighbours read across sessions, so that steps sharing the anchor's millisecond are
-ordered by step id like all others."""
-FIRST_WINDOW_MS = 60_000
+TIE_SLACK = 4
+"""Hits read past the `count` nearest (and the anchor), so that the millisecond holding the
+last one kept is seldom the farthest of the hits, which would have to be read again whole."""
+MAX_SAME_MS = 10_000
+"""Steps read when many share one millisecond (ordered by step id among themselves)."""
+FIRST_WINDOW_MS = 600_000
 MAX_WINDOW_MS = 100 * 365 * 86_400_000
 """Past this window (a century) the search across sessions is unbounded."""
 
@@ -90,11 +94,8 @@ def timeline(
         earlier.sort(key=lambda h: h.seq)
         later.sort(key=lambda h: h.seq)
     else:
-        up_to = _nearest_in_time(searcher, schema, anchor.ts, before, earlier=True)
-        from_on = _nearest_in_time(searcher, schema, anchor.ts, after, earlier=False)
-        earlier = sorted((h for h in up_to if h.order < anchor.order), key=lambda h: h.order)
-        later = sorted((h for h in from_on if h.order > anchor.order), key=lambda h: h.order)
-        earlier, later = earlier[len(earlier) - before :] if before else [], later[:after]
+        earlier = _nearest_in_time(searcher, schema, anchor, before, earlier=True)[::-1]
+        later = _nearest_in_time(searcher, schema, anchor, after, earlier=False)
     hits = [*earlier, anchor, *later]
     sessions = source_sessions(searcher, schema, {h.session_id for h in hits})
 
@@ -116,31 +117,69 @@ def timeline(
 
 
 def _nearest_in_time(
-    searcher: tantivy.Searcher, schema: tantivy.Schema, ts: int, count: int, *, earlier: bool
+    searcher: tantivy.Searcher, schema: tantivy.Schema, anchor: Hit, count: int, *, earlier: bool
 ) -> list[Hit]:
-    """The `count` (+ `TIE_SLACK`) steps nearest in time at or before / at or after `ts`.
+    """The `count` steps nearest to the anchor in time, before it (`earlier`) or after it, in
+    (ts, step id) order: nearest first.
 
     Sorting every step before the anchor by time reads the whole index (70 ms at 100k), so the
-    search starts in a one-minute window next to the anchor and widens it eightfold until it
-    holds enough steps or reaches past every step: the nearest steps are found in the first
-    window that holds enough of them, and they are the same as an unbounded search finds.
+    search starts in a ten-minute window next to the anchor (about a session's span) and
+    widens it eightfold until it holds enough steps or reaches past every step. The searches
+    return only times (the sort values); documents are read for the steps kept, a millisecond
+    at a time (`_closest`): a timeline reads about as many documents as it returns, not ~140.
     """
     if count <= 0:
         return []
     step = term(schema, "doc_type", DOC_STEP)
-    limit = count + TIE_SLACK
+    limit = count + 1 + TIE_SLACK  # the anchor is among them
+    order = tantivy.Order.Desc if earlier else tantivy.Order.Asc
     width = FIRST_WINDOW_MS
     while True:
         last = width > MAX_WINDOW_MS
         if earlier:
-            window = int_range(schema, "ts", None if last else ts - width, ts + 1)
+            window = int_range(schema, "ts", None if last else anchor.ts - width, anchor.ts + 1)
         else:
-            window = int_range(schema, "ts", ts, None if last else ts + width)
-        order = tantivy.Order.Desc if earlier else tantivy.Order.Asc
-        hits = _neighbours(searcher, all_of(step, window), limit, order)
-        if len(hits) >= limit or last:
-            return hits
-        width *= 8
+            window = int_range(schema, "ts", anchor.ts, None if last else anchor.ts + width)
+        hits = searcher.search(all_of(step, window), limit, order_by_field="ts", order=order).hits
+        if len(hits) < limit and not last:
+            width *= 8
+            continue
+        kept = _closest(searcher, schema, anchor, count, hits, len(hits) < limit, earlier)
+        if len(kept) >= count or len(hits) < limit:
+            return kept
+        limit *= 2  # steps sharing the anchor's millisecond filled the hits: read further
+
+
+def _closest(
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    anchor: Hit,
+    count: int,
+    hits: list[tuple[Any, tantivy.DocAddress]],
+    complete: bool,
+    earlier: bool,
+) -> list[Hit]:
+    """The `count` nearest steps on one side of the anchor, from search hits ordered by time
+    (nearest first). Steps sharing a millisecond are ordered by step id, so each millisecond is
+    read whole: the farthest one of a full hit list may have been cut off by the limit, and is
+    read again from the index then."""
+    kept: list[Hit] = []
+    by_time: dict[int, list[tantivy.DocAddress]] = {}
+    for ts, address in hits:
+        by_time.setdefault(int(ts), []).append(address)
+    farthest = int(hits[-1][0]) if hits else None
+    for ts, addresses in by_time.items():
+        if ts == farthest and not complete:
+            same = all_of(term(schema, "doc_type", DOC_STEP), int_range(schema, "ts", ts, ts + 1))
+            addresses = [a for _, a in searcher.search(same, MAX_SAME_MS).hits]
+        group = [Hit(searcher.doc(address)) for address in addresses]
+        group = [
+            h for h in group if (h.order < anchor.order) == earlier and h.order != anchor.order
+        ]
+        kept += sorted(group, key=lambda h: h.order, reverse=earlier)
+        if len(kept) >= count:
+            break
+    return kept[:count]
 
 
 def _neighbours(
