@@ -290,6 +290,10 @@ class ScreenFacts:
     """name -> session id -> the session's actions on an element of that name."""
     named: dict[str, set[str]] = field(default_factory=dict)
     """name -> testIds sighted or acted on under that name (may name a few too many)."""
+    names: dict[str, set[str]] = field(default_factory=dict)
+    """testId -> the names it was sighted or acted on under (may name a few too many)."""
+    missed: set[str] = field(default_factory=set)
+    """testIds an action failed on with MM_TARGET_NOT_FOUND (may name a few too many)."""
     sessions: dict[str, list[Action]] = field(default_factory=dict)
     """session id -> its actions on this screen, in order."""
 
@@ -299,17 +303,30 @@ class ScreenFacts:
         for test_id, sighting in session.seen.get(self.screen, {}).items():
             self.seen.setdefault(test_id, {})[sid] = sighting
             if sighting.name:
-                self.named.setdefault(sighting.name, set()).add(test_id)
+                self._name(test_id, sighting.name)
         actions = session.actions.get(self.screen)
         if actions:
             self.sessions[sid] = actions
             for action in actions:
                 if action.test_id:
                     self.acted.setdefault(action.test_id, {}).setdefault(sid, []).append(action)
+                    if action.error_code == NOT_FOUND and not action.ok:
+                        self.missed.add(action.test_id)
                 if action.name:
                     self.by_name.setdefault(action.name, {}).setdefault(sid, []).append(action)
                     if action.test_id:
-                        self.named.setdefault(action.name, set()).add(action.test_id)
+                        self._name(action.test_id, action.name)
+
+    def _name(self, test_id: str, name: str) -> None:
+        self.named.setdefault(name, set()).add(test_id)
+        self.names.setdefault(test_id, set()).add(name)
+
+    def unique(self, test_id: str) -> bool:
+        """Whether nothing can supersede `test_id`: no other testId was known under any of its
+        names, and no action on it failed as not found (most testIds; judged in O(1))."""
+        if test_id in self.missed:
+            return False
+        return all(self.named[name] <= {test_id} for name in self.names.get(test_id, ()))
 
     def remove(self, session: SessionFacts) -> None:
         """Drop a session's facts of this screen (before adding its new ones)."""
@@ -344,8 +361,10 @@ def _drop(index: dict[str, dict[str, T]], key: str, session_id: str) -> None:
 
 
 def judge(test_id: str, facts: ScreenFacts) -> tuple[list[Action], tuple[Action, str] | None]:
-    """The successful actions on `test_id` and, when they no longer work, the action that
-    works instead and the evidence (`renamed` or `not-found`)."""
+    """When the successful actions on `test_id` no longer work: those actions, and the action
+    that works instead with the evidence (`renamed` or `not-found`)."""
+    if facts.unique(test_id):
+        return [], None
     actions = [a for acts in facts.acted.get(test_id, {}).values() for a in acts]
     worked = [a for a in actions if a.ok]
     if not worked:
