@@ -173,25 +173,25 @@ def test_summarize_prints_selectors_and_brackets_as_they_are(cli: Any) -> None:
     assert 'selector:[data-testid="eth-overview-send"]' in text
 
 
-def test_serve_reports_a_taken_port_before_starting(cli: Any, tmp_path: Path) -> None:
+def on_a_taken_port(cli: Any, tmp_path: Path, *command: str) -> tuple[int, Any]:
+    """Run `command --port P` on a fresh root while P is taken by a listening socket."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         where = ("--root", str(tmp_path / "fresh"), "--index", str(tmp_path / "fresh-index"))
-        result = cli("serve", "--transport", "http", "--port", str(port), where=where)
+        return port, cli(*command, "--port", str(port), where=where)
+
+
+def test_serve_reports_a_taken_port_before_starting(cli: Any, tmp_path: Path) -> None:
+    port, result = on_a_taken_port(cli, tmp_path, "serve", "--transport", "http")
     assert result.exit_code == 2
     assert f"port {port} is not free" in result.output and "--port" in result.output
     assert not (tmp_path / "fresh-index").exists(), "nothing started"
 
 
 def test_demo_reports_a_taken_port_before_any_banner(cli: Any, tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        where = ("--root", str(tmp_path / "fresh"), "--index", str(tmp_path / "fresh-index"))
-        result = cli("demo", "--serve", "--port", str(port), where=where)
+    port, result = on_a_taken_port(cli, tmp_path, "demo", "--serve")
     assert result.exit_code == 2
     assert f"port {port} is not free" in result.output and "--port" in result.output
     assert "MCP server" not in result.output
