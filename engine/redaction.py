@@ -16,6 +16,9 @@ words, as a string or a list) or a private key (64 hex digits), whatever the tar
 secret value is replaced by `[REDACTED]`, and every other copy of it in the record (an error
 message, an observed testId's text, an a11y name) is cut out too. Observed text is a secret
 itself when it looks like one, or when it is the value of an input whose testId names a secret.
+A phrase shown a word per chip (MetaMask's reveal and confirm grids) is caught word by word: any
+element whose testId names a secret and whose text is one lowercase word (`1. quokka`), and any
+run of 12 or more accessibility nodes named that way, is a secret.
 Over-redacting is the safe error, but a button's label ("Continue" on `import-srp-confirm`)
 is knowledge, not a secret.
 """
@@ -49,6 +52,10 @@ not cut every `a` out of the record)."""
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _PHRASE_LENGTHS = frozenset({12, 15, 18, 21, 24})
+_CHIP_WORD = re.compile(r"(?:\d{1,2}\s*[.):]?\s*)?[a-z]{3,8}")
+"""One word of a phrase as a chip shows it, maybe numbered (`quokka`, `3. quokka`)."""
+_NUMBER_ONLY = re.compile(r"\d{1,2}\s*[.):]?")
+"""A chip's number rendered as its own node: it does not end a run of words."""
 _PRIVATE_KEY = re.compile(r"(0x)?[0-9a-fA-F]{64}")
 MIN_SECRET_CHARS = 12 * 3 + 11
 """The shortest recovery phrase (12 words of 3 letters); a private key is longer."""
@@ -82,6 +89,25 @@ def looks_like_secret(text: str | list[Any]) -> bool:
     if len(words) in _PHRASE_LENGTHS and all(_PHRASE_WORD.fullmatch(w) for w in words):
         return True
     return _PRIVATE_KEY.fullmatch(text.strip()) is not None
+
+
+def _chip_words(record: StepRecord) -> list[str]:
+    """The words of a phrase shown a word per element: by testIds that name a secret, or as a
+    run of at least 12 one-word accessibility nodes (fewer is a list, not a phrase)."""
+    found = [
+        item.text
+        for item in record.observation.testIds
+        if item.text and is_secret(item.testId) and _CHIP_WORD.fullmatch(item.text.strip())
+    ]
+    run: list[str] = []
+    for node in [*record.observation.a11y.nodes, None]:
+        name = node.name.strip() if node else ""
+        if node and _CHIP_WORD.fullmatch(name):
+            run.append(node.name)
+        elif not (node and (not name or _NUMBER_ONLY.fullmatch(name))):
+            found += run if len(run) >= min(_PHRASE_LENGTHS) else []
+            run = []
+    return found + [text.split()[-1].lstrip("0123456789.):") for text in found]
 
 
 def _typed_places(record: StepRecord) -> Iterator[tuple[str, Any]]:
@@ -157,6 +183,7 @@ def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[s
         if item.text and (field or looks_like_secret(item.text)):
             found.append(item.text)
     found += [n.name for n in record.observation.a11y.nodes if looks_like_secret(n.name)]
+    found += _chip_words(record)
     return [s for s in dict.fromkeys(found) if s and s != REDACTED]
 
 

@@ -158,6 +158,38 @@ def test_a_ref_is_resolved_only_with_its_snapshot() -> None:
     assert scrub_step(record, EARLIER).tool.input == {"text": REDACTED}
 
 
+CHIP_GRID = {
+    "testIds": [
+        {"testId": f"recovery-phrase-chip-{i}", "tag": "div", "text": f"{i + 1}. {word}"}
+        for i, word in enumerate(PHRASE_WORDS)
+    ],
+    "a11y": {
+        "nodes": [
+            {"ref": f"e{i}", "role": "listitem", "name": w} for i, w in enumerate(PHRASE_WORDS)
+        ]
+    },
+}
+A11Y_GRID = {
+    "a11y": {
+        "nodes": [
+            {"ref": f"e{i}{part}", "role": "generic", "name": name}
+            for i, word in enumerate(PHRASE_WORDS)
+            for part, name in (("n", f"{i + 1}."), ("w", word), ("g", ""))
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize("observation", [CHIP_GRID, A11Y_GRID], ids=["testIds", "a11y only"])
+def test_a_phrase_shown_a_word_per_chip_is_cut_word_by_word(observation: dict[str, Any]) -> None:
+    """The reveal and confirm screens show the phrase a word per element: no word may stay,
+    not even the three-letter ones or the numbered forms."""
+    record = step({"name": "mm_describe_screen"}, observation=observation)
+    texts = strings(scrub_step(record).model_dump(mode="json"))
+    assert not [t for t in texts for word in PHRASE_WORDS if word in t.split()]
+    assert not [t for t in texts if any(word in t for word in PHRASE_WORDS if len(word) >= 4)]
+
+
 ORDINARY = [
     step({"input": {"text": "0.01"}, "target": {"testId": "amount-input"}}),
     step({"input": {"text": "Send 0.01 ETH to account two"}, "target": {"testId": "memo"}}),
@@ -170,6 +202,18 @@ ORDINARY = [
     step(
         {"name": "mm_click", "target": {"testId": "import-srp-confirm"}},
         observation={"testIds": [{"testId": "import-srp-confirm", "tag": "button", "text": "Go"}]},
+    ),
+    step(
+        {"name": "mm_describe_screen"},
+        observation={
+            "testIds": [{"testId": "srp-reveal-continue", "tag": "button", "text": "Continue"}],
+            "a11y": {
+                "nodes": [
+                    {"ref": f"e{i}", "role": "tab", "name": name}
+                    for i, name in enumerate(["tokens", "nfts", "activity", "send", "swap"] * 2)
+                ]
+            },
+        },
     ),
 ]
 
