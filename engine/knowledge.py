@@ -80,7 +80,7 @@ class KnowledgeEngine:
         self._reader_stamp: int | None = None
         self._check: GenerationCheck | None = None
         self._typo: TypoVocabulary | None = None
-        self._typo_path: Path | None = None
+        self._typo_key: tuple[Path, bytes] | None = None
         self._vectors: VectorReader | None = None
         self.embed_timeout = (
             embed_timeout if embed_timeout is not None else configured_embed_timeout()
@@ -155,11 +155,14 @@ class KnowledgeEngine:
         reader = reader or self.reader
         return ReadView(reader.searcher(), reader.schema, self.now(), current_session)
 
-    def _typos(self, view: ReadView, generation: Path) -> TypoVocabulary:
-        """The typo vocabulary, rebuilt at most once a minute (and after a rebuild swap)."""
-        if self._typo is None or self._typo.stale or self._typo_path != generation:
+    def _typos(self, view: ReadView, reader: IndexReader) -> TypoVocabulary:
+        """The typo vocabulary, rebuilt after a rebuild swap, and after a commit at most once a
+        minute: never while nothing changed (a large vocabulary takes seconds to build)."""
+        key = (reader.path, reader.commit)
+        moved = self._typo_key is not None and self._typo_key[0] != reader.path
+        if self._typo is None or moved or (self._typo_key != key and self._typo.stale):
             self._typo = TypoVocabulary(view.searcher)
-            self._typo_path = generation
+            self._typo_key = key
         return self._typo
 
     def semantic(self) -> SemanticLeg | str:
@@ -231,7 +234,7 @@ class KnowledgeEngine:
             semantic: SemanticLeg | str = "keyword mode asked for"
             if request.mode != "keyword":
                 semantic = self._semantic(reader.path)
-            typos = self._typos(view, reader.path)
+            typos = self._typos(view, reader)
             related = self._related(reader)
             page = search(view, request, self.synonyms, typos, semantic, related)
             if page.degraded is None:

@@ -62,6 +62,24 @@ def test_a_word_gone_from_the_index_is_not_its_own_typo(kb):
     assert kept not in ranked(engine.search(SearchInput(query="swap")))
 
 
+def test_the_typo_vocabulary_is_rebuilt_only_after_a_commit(kb):
+    """Rebuilding a large vocabulary takes seconds; an index that did not change keeps its
+    vocabulary however old, and a commit makes an old one be rebuilt with the new words."""
+    kb.step("mm-vocab", test_id="swap-button")
+    engine = kb.engine()
+    engine.search(SearchInput(query="swapp"))
+    first = engine._typo
+    assert first is not None
+    first.built_at -= 3600  # an hour old, as a long-lived server's is
+    engine.search(SearchInput(query="swpa"))  # another query: the same one is cached
+    assert engine._typo is first
+    added = kb.step("mm-vocab", test_id="bridge-button")
+    kb.index()
+    engine.refresh()
+    assert added in ranked(engine.search(SearchInput(query="brigde")))
+    assert engine._typo is not first
+
+
 def test_words_under_four_letters_get_no_typo_matches(kb):
     kb.step("mm-short", test_id="eth-balance")
     assert kb.search("eht").total == 0
