@@ -173,6 +173,7 @@ def bench_size(size: int, calls: int, fresh_n: int) -> dict[str, Any]:
         "max": pct(fresh, 1.0),
         "missed": probe.missed_freshness,
         "indexedButNotFound": probe.unsearchable,
+        "foundWithoutVector": probe.without_vector,
         "rawMs": [round(ms, 1) for ms in fresh],
     }
     # watchdog's inotify queue overflowing loses file events: freshness then waits for a reconcile
@@ -190,7 +191,9 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "One `knowhow serve` over stdio, driven by the MCP SDK's client; client-side round trips "
         "after a warm-up, read tools called round-robin with the public queries and varied "
         "filters. Freshness: `record_step` returned → the step is in the index "
-        "(`mm_knowledge_last` polled every 10 ms). The machine is shared and noisy: "
+        "(`mm_knowledge_last` polled every 10 ms); once it is, a hybrid search must find it by "
+        "its words and give it a `similarity` (its text has a vector: searchable by meaning "
+        "from the same moment). The machine is shared and noisy: "
         "read the tails with care.",
     ]
     if meta["benchSpeedStillRunning"]:
@@ -210,7 +213,8 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             "",
             f"Freshness (n={f['n']}): p50 {f['p50']} ms, p99 {f['p99']} ms, max {f['max']} ms; "
             f"missed (> 10 s) {f['missed']}, indexed but not found by search "
-            f"{f['indexedButNotFound']}. Server log: {r['inotifyOverflows']} watchdog "
+            f"{f['indexedButNotFound']}, found by words but without a vector "
+            f"{f['foundWithoutVector']}. Server log: {r['inotifyOverflows']} watchdog "
             "'Inotify queue overflowed' warnings.",
         ]
     return "\n".join(lines) + "\n"
@@ -234,7 +238,10 @@ def main() -> int:
         write_section(SECTION, text)
         write_json(RAW, {"machine": meta, "results": results})
     healthy = all(
-        not r["freshness"]["missed"] and not r["freshness"]["indexedButNotFound"] for r in results
+        not (f := r["freshness"])["missed"]
+        and not f["indexedButNotFound"]
+        and not f["foundWithoutVector"]
+        for r in results
     )
     return 0 if healthy else 1
 

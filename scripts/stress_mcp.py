@@ -62,6 +62,8 @@ class Run:
     """(perf_counter when the step was written, ms until it was in search results)"""
     missed_freshness: int = 0
     unsearchable: int = 0
+    without_vector: int = 0
+    """Steps found by the keyword leg when first visible but not yet by meaning (no vector)."""
     recorded: int = 0
     killed: set[int] = field(default_factory=set)
     restarts: int = 0
@@ -120,7 +122,8 @@ def step(agent: int, n: int) -> dict[str, Any]:
 
 
 async def wait_searchable(run: Run, client: Client, session: str, step_id: str, token: str) -> None:
-    """Poll the index until the step is in it, then check that a search finds it.
+    """Poll the index until the step is in it, then check that a search finds it, by its words
+    and by its meaning (a hybrid result has a `similarity` only when its text has a vector).
 
     The poll asks `mm_knowledge_last` (an index query on the same reader as search, whose cost
     does not depend on the words): polling with the search itself would measure, while the step
@@ -134,8 +137,11 @@ async def wait_searchable(run: Run, client: Client, session: str, step_id: str, 
             run.freshness.append((written, (time.perf_counter() - written) * 1000))
             query = {"query": token, "limit": 10, "scope": {"sessionId": session}}
             page = await run.call(client, "mm_knowledge_search", query)
-            if step_id not in {r["stepId"] for r in page["results"]}:
+            found = [r for r in page["results"] if r["stepId"] == step_id]
+            if not found:
                 run.unsearchable += 1
+            elif page["modeUsed"] == "hybrid" and found[0]["similarity"] is None:
+                run.without_vector += 1
             return
         await anyio.sleep(POLL_SECONDS)
     run.missed_freshness += 1
@@ -316,7 +322,8 @@ def summary(run: Run) -> str:
         f"| steps recorded | {run.recorded} ({run.recorded / run.duration:.0f}/s) |",
         f"| freshness (record returned → in the index), steady: p50 / p99 / max | "
         f"{pct(fresh, 0.5)} / {pct(fresh, 0.99)} / {pct(fresh, 1.0)} ms (n={len(fresh)}, "
-        f"missed {run.missed_freshness}; indexed but not found by search {run.unsearchable}) |",
+        f"missed {run.missed_freshness}; indexed but not found by search {run.unsearchable}; "
+        f"found by words but without a vector {run.without_vector}) |",
         f"| freshness of steps written around the kill: max | {pct(failover, 1.0)} ms "
         f"(n={len(failover)}) |",
         f"| writer takeover after SIGKILL | {run.takeover_seconds} s |",
@@ -386,6 +393,7 @@ def cli() -> int:
         and run.final_check.get("match") is True
         and run.missed_freshness == 0
         and run.unsearchable == 0
+        and run.without_vector == 0
         and (kill_at is None or run.takeover_seconds is not None)
     )
     return 0 if healthy else 1
