@@ -266,7 +266,7 @@ def step_document(
             "seq": seq,
             "payload": orjson.dumps(payload),
             "rank": rank,
-            **memory_fields(payload),
+            **memory_fields(payload, obs.state.currentUrl),
         }
     )
     return doc

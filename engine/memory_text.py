@@ -36,15 +36,20 @@ _VERBS = {
     "type": "type into",
     "wait_for": "wait for",
     "navigate": "navigate to",
-    "describe_screen": "look at the screen",
-    "list_testids": "list the elements of",
-    "accessibility_snapshot": "read the accessibility tree of",
-    "get_state": "check the state of",
     "launch": "launch the wallet",
-    "screenshot": "take a screenshot of",
     "cleanup": "close the browser",
     "wait_for_notification": "wait for a notification",
 }
+_LOOKS = {
+    "describe_screen": "look at",
+    "list_testids": "list the elements of",
+    "accessibility_snapshot": "read the accessibility tree of",
+    "get_state": "check the state of",
+    "screenshot": "take a screenshot of",
+}
+"""Observing steps, whose object is the screen they observed (`look at the send screen`)."""
+UNKNOWN_PAGE = "another page"
+"""Where a navigation went when the page it landed on has no screen name and no web address."""
 
 
 def words(identifier: str | None) -> str:
@@ -78,21 +83,24 @@ def _web_page(url: str | None) -> str | None:
     return f"the web page {urlsplit(url).hostname or ''}".rstrip()
 
 
-def step_text(payload: StepPayload) -> str:
+def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     """`click button "Send" (coin overview send) on the home screen leading to the send
-    screen. Failed: …`; a navigation says where it went: `go to the settings screen from the
-    home screen`."""
+    screen. Failed: …`; a navigation says where it went (`go to the settings screen from the
+    home screen`, `go to the web page localhost`: `landed_url` is the URL the step's
+    observation shows), an observing step what it observed (`look at the send screen`)."""
     action = tool_action(payload["tool"])
     target = payload.get("target") or {}
     acted_on = payload.get("onScreen") or payload.get("screen")
     landed = payload.get("screen")
     if action == "navigate" and not target:
-        parts = ["go to", _screen(landed) or _web_page(payload.get("url")) or ""]
+        parts = ["go to", _screen(landed) or _web_page(landed_url) or UNKNOWN_PAGE]
         if _screen(acted_on) and acted_on != landed:
             parts.append(f"from {_screen(acted_on)}")
-        text = " ".join(part for part in parts if part)
+        text = " ".join(parts)
+    elif action in _LOOKS and not target:
+        text = f"{_LOOKS[action]} {_screen(landed) or _web_page(landed_url) or 'the page'}"
     else:
-        parts = [_VERBS.get(action, words(action))]
+        parts = [_VERBS.get(action) or _LOOKS.get(action) or words(action)]
         if target.get("role"):
             parts.append(target["role"])
         if target.get("name"):
@@ -134,10 +142,10 @@ def session_text(payload: StepPayload) -> str:
     return goal or tag_text
 
 
-def memory_texts(payload: StepPayload) -> dict[str, str]:
-    """The non-empty texts of a step's memories, by type."""
+def memory_texts(payload: StepPayload, landed_url: str | None = None) -> dict[str, str]:
+    """The non-empty texts of a step's memories, by type (`landed_url`: as `step_text`)."""
     texts = {
-        "step": step_text(payload),
+        "step": step_text(payload, landed_url),
         "screen": screen_text(payload),
         "session": session_text(payload),
     }
@@ -150,11 +158,12 @@ def memory_type(tool_name: str) -> str:
     return "screen" if tool_action(tool_name) in OBSERVING_ACTIONS else "step"
 
 
-def memory_fields(payload: StepPayload) -> dict[str, object]:
+def memory_fields(payload: StepPayload, landed_url: str | None) -> dict[str, object]:
     """The fields a step document gets for semantic search: its memory type, the keys of its
     texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none) and the texts
-    to embed under `EMBED_TEXTS`."""
-    texts = memory_texts(payload)
+    to embed under `EMBED_TEXTS`. `landed_url`: the URL the step's observation shows (the
+    payload keeps the one acted on)."""
+    texts = memory_texts(payload, landed_url)
     keys = {kind: text_key(MODEL_ID, text) for kind, text in texts.items()}
     fields: dict[str, object] = {f"sem_{kind}": keys.get(kind, "") for kind in MEMORY_TYPES}
     fields["memory_type"] = memory_type(payload["tool"])

@@ -64,5 +64,28 @@ def test_a_navigation_says_where_it_went_and_from_where() -> None:
     assert (
         step_text(payload("mm_navigate", onScreen="home", screen="home")) == "go to the home screen"
     )
-    dapp = payload("mm_navigate", url="http://localhost:8080/")
-    assert step_text(dapp) == "go to the web page localhost"
+    to_dapp = payload("mm_navigate", onScreen="home", screen="unknown")
+    assert (
+        step_text(to_dapp, "http://localhost:8080/")
+        == "go to the web page localhost from the home screen"
+    )
+
+
+def test_a_navigation_to_a_page_without_a_name_or_web_address_says_so() -> None:
+    """It used to read `go to from the home screen`: a sentence about nothing, close to any
+    query that mentions the home screen."""
+    step = payload("mm_navigate", onScreen="home", screen="unknown")
+    assert step_text(step, WALLET) == "go to another page from the home screen"
+    assert step_text(step) == "go to another page from the home screen"
+
+
+def test_an_observing_step_names_what_it_observed() -> None:
+    assert step_text(payload("mm_describe_screen", screen="send")) == "look at the send screen"
+    looked = payload("mm_get_state", onScreen="notification", screen="connect")
+    assert step_text(looked) == "check the state of the connect screen"
+    dapp = payload("mm_accessibility_snapshot", url="http://localhost:8080/")
+    assert (
+        step_text(dapp, "http://localhost:8080/")
+        == "read the accessibility tree of the web page localhost"
+    )
+    assert step_text(payload("mm_list_testids")) == "list the elements of the page"

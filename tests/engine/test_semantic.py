@@ -27,7 +27,14 @@ def kb(module_kb: Knowledge) -> Knowledge:
     kb = module_kb
     kb.session("mm-unlock", hours_ago=3, goal="Unlock the wallet", flow_tags=["unlock"])
     kb.step("mm-unlock", "mm_describe_screen", screen="unlock", a11y=UNLOCK_A11Y)
-    kb.step("mm-unlock", "mm_type", test_id="unlock-password", text="pw", screen="unlock")
+    kb.step(
+        "mm-unlock",
+        "mm_type",
+        test_id="unlock-password",
+        text="pw",
+        screen="unlock",
+        a11y=UNLOCK_A11Y,
+    )
     kb.step("mm-unlock", test_id="unlock-submit", screen="home")
     kb.session("mm-send", hours_ago=5, goal="Send ETH to a friend", flow_tags=["send"])
     for _ in range(3):  # agents repeat themselves: the same texts, embedded once
