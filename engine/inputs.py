@@ -72,7 +72,6 @@ class KnowledgeFilters(Strict):
 
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
-MemoryType = Literal["step", "screen"]
 MemoryKind = Literal["step", "screen", "session"]
 """Spec 004's memory types: action steps, screen observations, sessions (`engine.memories`)."""
 
@@ -92,9 +91,19 @@ class SearchInput(Strict):
     minSimilarity: Annotated[float, Field(ge=0, le=1, strict=True)] | None = Field(
         default=None, description="Lowest cosine a semantic hit needs (never drops keyword hits)"
     )
-    types: Annotated[list[MemoryType], Field(min_length=1, max_length=2)] | None = Field(
-        default=None, description="step (actions) and/or screen (observations); default both"
+    types: Annotated[list[MemoryKind], Field(min_length=1, max_length=2)] | None = Field(
+        default=None,
+        description="step (actions) and/or screen (observations), default both; or session "
+        "alone (workflows, ranked by their best matching step)",
     )
+
+    @model_validator(mode="after")
+    def _sessions_alone(self) -> "SearchInput":
+        """Sessions rank by their best step: a list mixing them with steps would hold each
+        matching step twice over (once as itself, once as its session)."""
+        if self.types and "session" in self.types and len(self.types) > 1:
+            raise InvalidInput("types", '"session" is searched alone: types: ["session"]')
+        return self
 
 
 class LastInput(Strict):

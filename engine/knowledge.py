@@ -320,9 +320,10 @@ class KnowledgeEngine:
         if anchor is None:
             query = request.query or ""
             found = self.search(SearchInput(query=query, limit=1))
-            if not found.results:
+            steps = found.steps()
+            if not steps:
                 raise NotFound(f"query: no step matches {query!r}; try other words or an anchor")
-            anchor = found.results[0].stepId
+            anchor = steps[0].stepId
         return timeline(
             view.searcher, view.schema, anchor, request.before, request.after, request.scope
         )

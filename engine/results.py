@@ -66,18 +66,44 @@ class StepSummary(Result):
     """Search results: how many other current memories share its duplicate group."""
 
 
+class SessionMemory(Result):
+    """A session search result (`types: ["session"]`): a workflow memory — the session, the
+    steps of it that matched (best first) and its recipe (the screens it went through and its
+    first actions that worked)."""
+
+    type: str = "session"
+    sessionId: str
+    session: SourceSession
+    score: float
+    """The score of its best matching step (the session's rank)."""
+    similarity: float | None = None
+    matchType: str
+    matchedSteps: list[str]
+    screens: list[str]
+    actions: list["RecipeAction"]
+
+
 class SearchPage(Result):
     query: str
     total: int
     offset: int
     limit: int
     hasMore: bool
-    results: list[StepSummary]
+    results: list[StepSummary] | list[SessionMemory]
+    """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
     hint: str | None = None
     mode: str | None = None
     modeUsed: str | None = None
     degraded: str | None = None
     """Why the search could not use the mode asked for (model missing, corrupt, …)."""
+
+    def steps(self) -> list[StepSummary]:
+        """The step and screen rows (none on a page of sessions)."""
+        return [row for row in self.results if isinstance(row, StepSummary)]
+
+    def sessions(self) -> list[SessionMemory]:
+        """The session rows (`types: ["session"]`)."""
+        return [row for row in self.results if isinstance(row, SessionMemory)]
 
 
 class StepList(Result):

@@ -32,6 +32,7 @@ from engine.results import SearchPage
 from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
 from engine.semantic import EmbeddingTimeout, SemanticLeg
+from engine.session_search import SESSION_STEP_DEPTH, matching_sessions, session_order, session_rows
 from engine.sources import source_sessions
 from engine.vocabulary import TypoVocabulary
 
@@ -59,10 +60,11 @@ def search(
     must = step_clauses(view, request)
     if request.minSalience > 0:
         must.append(_salient_steps(view, request.minSalience, now_ms))
-    if request.types:
+    sessions_asked = request.types == ["session"]
+    if request.types and not sessions_asked:
         must.append(tantivy.Query.term_set_query(schema, "memory_type", request.types))
     filters = [unscored(q) for q in must]
-    end = request.offset + request.limit
+    end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
     ranked: list[Hit] = []
     total = 0
     tiers = _tiers(view, plan, filters)
@@ -78,6 +80,8 @@ def search(
             ranked, total = with_meaning(view, request, plan, must, ranked, total, semantic)
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
+    if sessions_asked:
+        return _session_page(view, request, tiers, ranked, mode_used, degraded)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(
@@ -114,6 +118,38 @@ def search(
         hasMore=request.offset + len(results) < total,
         results=results,
         hint=_empty_hint(searcher, request.query) if total == 0 else None,
+        mode=request.mode,
+        modeUsed=mode_used,
+        degraded=degraded,
+    )
+
+
+def _session_page(
+    view: ReadView,
+    request: SearchInput,
+    tiers: list[tantivy.Query],
+    ranked: list[Hit],
+    mode_used: str,
+    degraded: str | None,
+) -> SearchPage:
+    """A page of sessions (`types: ["session"]`), ranked by their best step
+    (`engine.session_search`)."""
+    if mode_used == "semantic":
+        matching = matching_sessions(view, [], ranked)
+    else:  # every keyword match, and the semantic hits that match no keyword
+        semantic_only = [hit for hit in ranked if hit.keyword is None]
+        matching = matching_sessions(view, tiers, semantic_only)
+    order = session_order(ranked, matching)
+    end = request.offset + request.limit
+    results = session_rows(view, order[request.offset : end])
+    return SearchPage(
+        query=request.query,
+        total=len(order),
+        offset=request.offset,
+        limit=request.limit,
+        hasMore=end < len(order),
+        results=results,
+        hint=_empty_hint(view.searcher, request.query) if not order else None,
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,

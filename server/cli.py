@@ -40,6 +40,7 @@ from engine import (
     SearchInput,
     SearchPage,
     SessionList,
+    SessionMemory,
     SessionRecipe,
     SessionsInput,
     Settings,
@@ -91,7 +92,10 @@ MinSimOpt = Annotated[
     typer.Option("--min-similarity", help="Lowest cosine (0..1) a semantic-only hit needs"),
 ]
 TypeOpt = Annotated[
-    list[str] | None, typer.Option("--type", help="step and/or screen (repeat; default both)")
+    list[str] | None,
+    typer.Option(
+        "--type", help="step and/or screen (repeat; default both), or session (workflows) alone"
+    ),
 ]
 AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
 BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
@@ -331,6 +335,24 @@ def _render_steps(
         out.print(escape(hint))
 
 
+def _render_sessions(title: str, sessions: list[SessionMemory], total: int, extra: str) -> None:
+    """A table of session results: the session, its goal, the screens it went through and
+    the steps that matched."""
+    table = Table(title=escape(f"{title} ({total} sessions in all{extra})"), show_lines=False)
+    for column in ("#", "score", "session", "goal", "screens", "matched steps"):
+        table.add_column(column, overflow="fold", no_wrap=column in ("#", "score", "session"))
+    for rank, row in enumerate(sessions, 1):
+        table.add_row(
+            str(rank),
+            f"{row.score:.2f}",
+            row.sessionId,
+            escape(row.session.goal or ", ".join(row.session.flowTags)),
+            escape(" → ".join(row.screens)),
+            "\n".join(step.split("/", 1)[-1] for step in row.matchedSteps),
+        )
+    out.print(table)
+
+
 @app.command()
 @with_filters(STEP_FILTERS)
 def search(
@@ -361,7 +383,11 @@ def search(
 
     def render() -> None:
         more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
-        _render_steps(f"search {page.query!r}", page.results, page.total, more, page.hint)
+        title = f"search {page.query!r}"
+        if page.sessions():
+            _render_sessions(title, page.sessions(), page.total, more)
+        else:
+            _render_steps(title, page.steps(), page.total, more, page.hint)
 
     _emit(page, as_json, render)
 
@@ -658,11 +684,13 @@ def batch_search(
                 err.print(f"[yellow]skipped query {item.get('qid')!r}[/yellow]: {exc.message}")
                 continue
             started, cpu_started = time.perf_counter(), time.process_time()
-            page = _run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
+            page: SearchPage = _run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
             latencies.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
-            for rank, hit in enumerate(page.results, 1):
-                handle.write(f"{item['qid']} Q0 {hit.stepId} {rank} {hit.score} {tag}\n")
+            rows = [(s.stepId, s.score) for s in page.steps()]
+            rows += [(s.sessionId, s.score) for s in page.sessions()]  # types: ["session"]
+            for rank, (doc_id, score) in enumerate(rows, 1):
+                handle.write(f"{item['qid']} Q0 {doc_id} {rank} {score} {tag}\n")
     cpu_p50 = round(statistics.median(cpu), 3) if cpu else 0.0
     sys.stdout.write(json.dumps(_percentiles(latencies) | {"cpu_p50_ms": cpu_p50}) + "\n")
 
@@ -732,7 +760,7 @@ def demo(
     engine = _engine(settings)
     for text in DEMO_QUERIES:
         page = engine.search(SearchInput(query=text, limit=3))
-        _render_steps(f"search {text!r}", page.results, page.total)
+        _render_steps(f"search {text!r}", page.steps(), page.total)
     knowhow = _command()
     out.print(
         f"Try: {knowhow} search 'your words' --root {settings.root} --index {settings.index}",

@@ -119,11 +119,18 @@ SEARCH: Schema = _knowledge(
             "description": "Lowest cosine (0..1) a semantic hit needs; never drops keyword hits",
         },
         "types": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["step", "screen"]},
-            "minItems": 1,
-            "maxItems": 2,
-            "description": "step (actions) and/or screen (observations); default both",
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["step", "screen"]},
+                    "minItems": 1,
+                    "maxItems": 2,
+                },
+                {"type": "array", "items": {"const": "session"}, "minItems": 1, "maxItems": 1},
+            ],
+            "description": "step (actions) and/or screen (observations), default both; or "
+            '["session"] alone: workflows ranked by their best matching step, each with its '
+            "goal, matching steps, screens and actions",
         },
     },
     required=["query"],

@@ -57,7 +57,7 @@ async def search(state: ServerState, args: dict[str, Any]) -> Result:
     session = state.current_session
     page = await state.query(partial(state.engine.search, request, current_session=session))
     if session is not None:  # remembered in memory only: a search writes nothing
-        state.offers.offer(session, result_offers(page.results))
+        state.offers.offer(session, result_offers(page.steps()))
     return page
 
 

@@ -237,3 +237,50 @@ def test_a_rebuild_copies_the_vectors_it_has_and_embeds_only_new_texts(
     keys = (newest / KEYS_FILE).read_text().split()
     assert keys[: len(old_keys)] == old_keys and len(keys) > len(old_keys)
     assert (newest / ROWS_FILE).read_bytes()[: len(old_rows)] == old_rows
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
+def test_session_search_answers_with_the_sessions_of_the_matching_steps(
+    kb: Knowledge, mode: str
+) -> None:
+    """A session is found by any of its steps: the sessions of a session search are exactly
+    those of the step search, ranked by their best step, and `total` counts them all."""
+    query = "reopen the vault with my secret" if mode != "keyword" else "send"
+    steps = search(kb, query, mode=mode, limit=100)
+    sessions = search(kb, query, mode=mode, limit=100, types=["session"])
+    by_rank = list(dict.fromkeys(row.sessionId for row in steps.steps()))
+    assert [row.sessionId for row in sessions.sessions()] == by_rank
+    assert sessions.total == len(by_rank) and not sessions.hasMore
+    for row in sessions.sessions():
+        assert row.type == "session" and row.matchType in ("keyword", "semantic", "both")
+        assert row.matchedSteps and all(s.startswith(f"{row.sessionId}/") for s in row.matchedSteps)
+    first = sessions.sessions()[0]
+    assert first.matchedSteps[0] == steps.steps()[0].stepId
+    assert first.session.id == first.sessionId and first.session.stepCount > 0
+
+
+def test_a_session_result_is_the_workflow_goal_screens_and_actions(kb: Knowledge) -> None:
+    page = search(kb, "reopen the vault with my secret", types=["session"])
+    first = page.sessions()[0]
+    assert first.sessionId == "mm-unlock" and first.session.goal == "Unlock the wallet"
+    assert first.screens == ["unlock", "home"]
+    assert [a.target for a in first.actions] == ["testId:unlock-password", "testId:unlock-submit"]
+    assert first.to_json_dict()["type"] == "session"
+
+
+def test_session_pages_are_slices_of_one_order(kb: Knowledge) -> None:
+    whole = [r.sessionId for r in search(kb, "send money", types=["session"]).sessions()]
+    paged = [
+        r.sessionId
+        for offset in range(len(whole))
+        for r in search(kb, "send money", types=["session"], limit=1, offset=offset).sessions()
+    ]
+    assert paged == whole
+    past = search(kb, "send money", types=["session"], offset=50)
+    assert past.results == [] and past.total == len(whole) and not past.hasMore
+
+
+def test_sessions_are_searched_alone(kb: Knowledge) -> None:
+    with pytest.raises(InvalidInput) as bad:
+        search(kb, "send", types=["session", "step"])
+    assert bad.value.field == "types"

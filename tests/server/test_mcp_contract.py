@@ -129,6 +129,8 @@ SEARCH_CASES: list[dict[str, Any]] = [
     {"query": "send", "types": []},
     {"query": "send", "types": ["workflow"]},
     {"query": "send", "types": "step"},
+    {"query": "send", "types": ["session"]},
+    {"query": "send", "types": ["session", "step"]},
 ]
 LAST_CASES: list[dict[str, Any]] = [
     {},

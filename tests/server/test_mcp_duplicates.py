@@ -59,6 +59,16 @@ async def test_duplicates_clusters_and_related_counts(client: Client) -> None:
     assert page["results"][0]["relatedCount"] == 1  # the same click of the other session
     assert all("relatedCount" in r for r in page["results"])
 
+    workflows = await ok(
+        client, "mm_knowledge_search", {"query": "send-page-continue", "types": ["session"]}
+    )
+    assert workflows["total"] == 2 and {r["sessionId"] for r in workflows["results"]} == set(
+        sessions
+    )
+    for row in workflows["results"]:
+        assert row["type"] == "session" and row["session"]["goal"] == "Send ETH"
+        assert row["screens"] and row["actions"] and row["matchedSteps"]
+
 
 @pytest.mark.parametrize(
     ("tool", "args", "field"),
