@@ -18,6 +18,7 @@ import orjson
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 
 from engine import KnowhowError, Result
@@ -72,6 +73,14 @@ async def run_tool(
     return success(result)
 
 
+def client_of(ctx: ServerRequestContext[ServerState]) -> str:
+    """Which client a call comes from: its MCP session id over HTTP (several agents may share
+    one server); "" over stdio, where the process has one client."""
+    headers = getattr(ctx.request, "headers", None)
+    session_id = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
+    return session_id if isinstance(session_id, str) else ""
+
+
 def create_server(settings: ServerSettings) -> Server[ServerState]:
     """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
     prefix = settings.tool_prefix
@@ -90,7 +99,8 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
         tool = tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; see tools/list")
-        return await run_tool(tool, ctx.lifespan_context, params.arguments or {})
+        state = ctx.lifespan_context.for_client(client_of(ctx))
+        return await run_tool(tool, state, params.arguments or {})
 
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:

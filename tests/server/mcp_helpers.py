@@ -73,11 +73,15 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @asynccontextmanager
-async def http_client(port: int, headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
+async def http_client(
+    port: int, headers: dict[str, str] | None = None, *, mode: str = "auto"
+) -> AsyncIterator[Client]:
+    """`mode="legacy"`: the session-ful protocol (an `mcp-session-id` per client), as clients
+    of the 2025 protocol versions speak it; "auto" speaks the stateless 2026 one."""
     http = httpx2.AsyncClient(headers=headers or {}, timeout=httpx2.Timeout(30, read=60))
     async with http:
         transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
-        async with Client(transport) as client:
+        async with Client(transport, mode=mode) as client:
             yield client
 
 

@@ -8,6 +8,7 @@ Off loopback, the server refuses to start without a token and rejects calls with
 import os
 import signal
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from tests.server.mcp_helpers import (
     SEND_FLOW,
+    call,
     eventually,
     http_client,
     knowhow_command,
@@ -94,6 +96,43 @@ async def test_two_http_servers_share_knowledge_and_fail_over(
         for proc in (proc_a, proc_b):
             if proc is not None and proc.poll() is None:
                 stop(proc)
+
+
+async def test_agents_on_one_http_server_each_record_into_their_own_session(
+    root: Path, index: Path, log: Path
+) -> None:
+    """Over HTTP several agents share one server process; the session each one started is
+    its own "current" session: steps recorded without a sessionId, `last` and searches scoped
+    to the current session never mix the two agents' runs. (Clients with an MCP session: the
+    stateless 2026 protocol has none, and its clients pass `sessionId` themselves.)"""
+    proc, port = start_http(root, index, log)
+    try:
+        legacy = partial(http_client, port, mode="legacy")
+        async with legacy() as a, legacy() as b:
+            first = await ok(a, "mm_knowledge_start_session", {"flowTags": ["send"]})
+            second = await ok(b, "mm_knowledge_start_session", {"flowTags": ["swap"]})
+            by_a = await ok(a, "mm_knowledge_record_step", SEND_FLOW[0])
+            by_b = await ok(b, "mm_knowledge_record_step", SEND_FLOW[1])
+            assert by_a["sessionId"] == first["sessionId"]
+            assert by_b["sessionId"] == second["sessionId"]
+
+            async def both_indexed() -> dict[str, Any] | None:
+                status = await ok(a, "mm_knowledge_status", {})
+                return status if status["documents"]["steps"] == 2 else None
+
+            await eventually(both_indexed)
+            for client, own in ((a, by_a), (b, by_b)):
+                steps = (await ok(client, "mm_knowledge_last", {"n": 10}))["steps"]
+                assert [s["stepId"] for s in steps] == [own["stepId"]]
+                page = await ok(
+                    client, "mm_knowledge_search", {"query": "send", "scope": "current"}
+                )
+                assert {r["stepId"] for r in page["results"]} <= {own["stepId"]}
+            async with legacy() as late:
+                refused = await call(late, "mm_knowledge_record_step", SEND_FLOW[2])
+                assert refused["error"]["code"] == "MM_NO_ACTIVE_SESSION"
+    finally:
+        stop(proc)
 
 
 def test_exposed_address_without_token_refuses_to_start(root: Path, index: Path) -> None:
