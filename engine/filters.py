@@ -11,12 +11,15 @@ from datetime import UTC, datetime, timedelta
 
 import tantivy
 
-from engine.clauses import int_range, term
+from engine.clauses import int_range, term, unscored
 from engine.errors import NoActiveSession
 from engine.inputs import KnowledgeFilters, LastInput, Scope, SearchInput, SessionScope
-from engine.lifecycle import current_steps
+from engine.lifecycle import SUPERSEDED_FIELD, current_steps
 from engine.query import step_filter
 from engine.schema import DOC_SESSION
+
+FilterClauses = list[tuple[tantivy.Occur, tantivy.Query]]
+"""A query's filters as (occur, query) clauses of a boolean query."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,33 @@ def filter_clauses(
     clauses = [step_filter(schema) if steps else term(schema, "doc_type", DOC_SESSION)]
     if steps and not include_superseded:
         clauses.append(current_steps(schema))
+    return clauses + _narrowing(view, scope, filters, steps=steps)
+
+
+def search_filters(view: ReadView, request: SearchInput) -> FilterClauses:
+    """The filters of a search as clauses of the queries it runs: the documents
+    `step_clauses` keeps, with the document kind and the superseded rule said as exclusions
+    (MUST_NOT a session document, a superseded step) and the rest as unscored MUST clauses.
+
+    Same documents: every document is a step or a session, and every step document says
+    `superseded` true or false (`engine.documents`). Cheaper: a MUST clause that nearly every
+    document holds is sought for every candidate, a sparse exclusion barely (at 100k steps a
+    keyword tier 1.28 -> 0.76 ms, the semantic candidates' query 0.78 -> 0.47 ms)."""
+    schema = view.schema
+    clauses = [(tantivy.Occur.MustNot, term(schema, "doc_type", DOC_SESSION))]
+    if not request.includeSuperseded:
+        clauses.append((tantivy.Occur.MustNot, term(schema, SUPERSEDED_FIELD, "true")))
+    narrowing = _narrowing(view, request.scope, request.filters, steps=True)
+    return clauses + [(tantivy.Occur.Must, unscored(q)) for q in narrowing]
+
+
+def _narrowing(
+    view: ReadView, scope: Scope, filters: KnowledgeFilters | None, *, steps: bool
+) -> list[tantivy.Query]:
+    """The clauses of a scope and a request's filters (those that narrow the documents of a
+    kind down)."""
+    schema = view.schema
+    clauses: list[tantivy.Query] = []
     session_id = scope_session(scope, view.current_session)
     if session_id:
         clauses.append(term(schema, "session_id", session_id))

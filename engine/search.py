@@ -1,7 +1,8 @@
 """Search: one boosted Tantivy query over every session, then a rerank of the top window.
 
 Retrieval runs one query over step and session fields of every session (no session cut, no
-step cap), with the shared filters (`engine.filters`) as unscored MUST clauses. When the query
+step cap), with the shared filters (`engine.filters.search_filters`) as unscored clauses. The
+query is embedded meanwhile, on its own thread, when the semantic leg is asked. When the query
 had more clauses than the posting budget allows, the retrieved candidates are rescored exactly
 on all of them. The top window is then reranked in Python with what BM25 cannot express: how
 many of the query's words a step covers, whether it worked, and how recent its session is.
@@ -20,7 +21,7 @@ from analyzers import SynonymTable
 from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
-from engine.filters import ReadView, epoch_ms_of, step_clauses
+from engine.filters import FilterClauses, ReadView, epoch_ms_of, search_filters
 from engine.hybrid import RERANK_WINDOW, Hit
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
@@ -57,14 +58,22 @@ def search(
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
     now_ms = epoch_ms_of(view.now)
-    must = step_clauses(view, request)
+    filters = search_filters(view, request)
     if request.minSalience > 0:
-        must.append(_salient_steps(view, request.minSalience, now_ms))
+        salient = _salient_steps(view, request.minSalience, now_ms)
+        filters.append((tantivy.Occur.Must, unscored(salient)))
     sessions_asked = request.types == ["session"]
     if request.types and not sessions_asked:
-        must.append(tantivy.Query.term_set_query(schema, "memory_type", request.types))
-    filters = [unscored(q) for q in must]
+        types = tantivy.Query.term_set_query(schema, "memory_type", request.types)
+        filters.append((tantivy.Occur.Must, unscored(types)))
     end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
+    mode_used, degraded = answer_mode(request, semantic)
+    # The query is embedded (on its own thread) while the keyword leg searches.
+    meaning = (
+        semantic.start(request.query)
+        if isinstance(semantic, SemanticLeg) and mode_used != "keyword"
+        else None
+    )
     ranked: list[Hit] = []
     total = 0
     tiers = _tiers(view, plan, filters)
@@ -74,10 +83,9 @@ def search(
         hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
         ranked += hits
         total += count
-    mode_used, degraded = answer_mode(request, semantic)
-    if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
+    if meaning is not None:
         try:
-            ranked, total = with_meaning(view, request, plan, must, ranked, total, semantic)
+            ranked, total = with_meaning(view, request, plan, filters, ranked, total, meaning)
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
     if sessions_asked:
@@ -156,7 +164,7 @@ def _session_page(
     )
 
 
-def _tiers(view: ReadView, plan: PlannedQuery, filters: list[tantivy.Query]) -> list[tantivy.Query]:
+def _tiers(view: ReadView, plan: PlannedQuery, filters: FilterClauses) -> list[tantivy.Query]:
     """The queries whose hits are ranked one after the other: first the exact matches — steps
     holding a whole identifier the query typed, in any field and any spelling (target, visible
     testIds, labels…), or acting on what such a target was renamed to — then the rest.
@@ -166,20 +174,19 @@ def _tiers(view: ReadView, plan: PlannedQuery, filters: list[tantivy.Query]) -> 
     two of its three parts. A query without a compound identifier has one tier.
     """
     schema = view.schema
-    must = [(tantivy.Occur.Must, f) for f in filters]
     scored = scored_query(schema, plan.clauses)
     exact = plan.exact_clauses()
     if not exact:
-        return [tantivy.Query.boolean_query([*must, (tantivy.Occur.Must, scored)])]
+        return [tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, scored)])]
     holds = tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *_renamed_to(view, exact))]
     )
     return [
         tantivy.Query.boolean_query(
-            [*must, (tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
+            [*filters, (tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
         ),
         tantivy.Query.boolean_query(
-            [*must, (tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
+            [*filters, (tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
         ),
     ]
 

@@ -2,11 +2,11 @@
 
 Cosines are computed against the generation's distinct texts (`engine.vectors`: hundreds to
 thousands of rows, not one per step), then the steps carrying the closest texts are fetched from
-Tantivy with the shared filters as MUST clauses, so scope, filters and the superseded rule hold
-here exactly as in keyword search. A step's semantic score blends its own text with the screen
-it observed (`SCREEN_WEIGHT`); the session text (goal, flowTags) is stored and embedded but left
-out of the blend: on the eval corpus it pulled every step of a matching session (launch,
-unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
+Tantivy with the search's filters (`engine.filters.search_filters`), so scope, filters and the
+superseded rule hold here exactly as in keyword search. A step's semantic score blends its own
+text with the screen it observed (`SCREEN_WEIGHT`); the session text (goal, flowTags) is stored
+and embedded but left out of the blend: on the eval corpus it pulled every step of a matching
+session (launch, unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
 """
 
 import logging
@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import threading
+import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -24,9 +25,9 @@ import numpy as np
 import tantivy
 from threadpoolctl import threadpool_limits
 
-from engine.clauses import doc_key, unscored
+from engine.clauses import doc_key
 from engine.embedder import Embedder, Vectors
-from engine.filters import ReadView
+from engine.filters import FilterClauses, ReadView
 from engine.vectors import VectorReader
 
 SCREEN_WEIGHT = 0.3
@@ -78,40 +79,51 @@ class SemanticLeg:
     vectors: VectorReader
     timeout: float = EMBED_TIMEOUT_S
 
-    def similarities(self, query: str) -> "Similarities":
-        """Cosine of the query to every stored text; `EmbeddingTimeout` when the model does
-        not answer within `timeout` seconds."""
+    def start(self, query: str) -> "PendingMeaning":
+        """Start embedding the query on the embedding thread and return at once: a search
+        starts it before its keyword leg, so the model (~5 ms of CPU) runs while Tantivy
+        searches instead of after it. The cosines are computed when `similarities()` asks."""
         _one_blas_thread()
-        self.vectors.refresh()
-        qvec = _embed_in_time(self.embedder, query, self.timeout)
-        matrix = self.vectors.matrix
+        global _worker
+        with _worker_lock:
+            if _worker is None or not _worker.is_alive():
+                _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
+                _worker.start()
+        done: Future[Vectors] = Future()
+        _jobs.put((self.embedder, query, done))
+        return PendingMeaning(self, done, time.monotonic() + self.timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMeaning:
+    """A query being embedded, with the time by which its vector must be there."""
+
+    leg: SemanticLeg
+    vector: "Future[Vectors]"
+    deadline: float
+    """`time.monotonic()` at which the search gives up waiting (timeout from the start)."""
+
+    def similarities(self) -> "Similarities":
+        """Cosine of the query to every stored text; `EmbeddingTimeout` when the model has not
+        answered within the timeout of `start`. An ONNX run cannot be interrupted: a
+        late one finishes on its (daemon) thread, its vector unused, and queries behind it wait
+        their own timeout (answered by keywords)."""
+        self.leg.vectors.refresh()
+        try:
+            qvec = self.vector.result(timeout=max(0.0, self.deadline - time.monotonic()))
+        except FutureTimeout:
+            raise EmbeddingTimeout(
+                f"embedding the query took longer than {self.leg.timeout * 1000:.0f} ms"
+            ) from None
+        matrix = self.leg.vectors.matrix
         cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
-        return Similarities(cos, self.vectors.rows, self.vectors.keys)
+        return Similarities(cos, self.leg.vectors.rows, self.leg.vectors.keys)
 
 
 _Job = tuple[Embedder, str, "Future[Vectors]"]
 _jobs: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
-
-
-def _embed_in_time(embedder: Embedder, query: str, timeout: float) -> Vectors:
-    """The query's vector, computed on the embedding thread and waited for at most `timeout`
-    seconds. An ONNX run cannot be interrupted: a late one finishes on its (daemon) thread,
-    its vector unused, and queries behind it wait their own `timeout` (answered by keywords)."""
-    global _worker
-    with _worker_lock:
-        if _worker is None or not _worker.is_alive():
-            _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
-            _worker.start()
-    done: Future[Vectors] = Future()
-    _jobs.put((embedder, query, done))
-    try:
-        return done.result(timeout=timeout)
-    except FutureTimeout:
-        raise EmbeddingTimeout(
-            f"embedding the query took longer than {timeout * 1000:.0f} ms"
-        ) from None
 
 
 def _embed_jobs() -> None:
@@ -152,22 +164,13 @@ class Similarities:
         return float(self.cos[row]) if row is not None else 0.0
 
 
-def semantic_candidates(
-    view: ReadView,
-    must: list[tantivy.Query],
-    sims: Similarities,
-    min_similarity: float,
-    fetched: dict[tuple[int, int], Any],
-) -> dict[tuple[int, int], tuple[float, Any]]:
-    """Steps (passing the shared filters) whose texts are among the closest to the query, with
-    their blended similarity, keeping those >= `min_similarity`. `fetched`: documents already
-    read by the caller (the keyword window), not read from the store again."""
+def nearest_steps(schema: tantivy.Schema, sims: Similarities) -> tantivy.Query | None:
+    """The steps carrying one of the texts closest to the query (None: no text is close at
+    all), each scoring its blend (step text + `SCREEN_WEIGHT` x screen text) for those texts,
+    so that Tantivy returns the closest steps first."""
     if not len(sims.cos):
-        return {}
+        return None
     nearest = [int(i) for i in np.argsort(-sims.cos, kind="stable")[:NEAREST_TEXTS]]
-    schema = view.schema
-    # Each step scores its blend (step text + SCREEN_WEIGHT x screen text) for the nearest
-    # texts, so Tantivy returns the closest steps first.
     near = [
         (
             tantivy.Occur.Should,
@@ -180,12 +183,23 @@ def semantic_candidates(
         if sims.cos[row] > 0
         for field, weight in (("sem_step", 1.0), ("sem_screen", SCREEN_WEIGHT))
     ]
-    if not near:
+    return tantivy.Query.boolean_query(near) if near else None
+
+
+def semantic_candidates(
+    view: ReadView,
+    filters: FilterClauses,
+    near: tantivy.Query | None,
+    sims: Similarities,
+    min_similarity: float,
+    fetched: dict[tuple[int, int], Any],
+) -> dict[tuple[int, int], tuple[float, Any]]:
+    """The first `CANDIDATE_DEPTH` steps of `near` passing the search's filters, with their
+    blended similarity, keeping those >= `min_similarity`. `fetched`: documents already read
+    by the caller (the keyword window), not read from the store again."""
+    if near is None:
         return {}
-    query = tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, unscored(q)) for q in must]
-        + [(tantivy.Occur.Must, tantivy.Query.boolean_query(near))]
-    )
+    query = tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, near)])
     found = view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False)
     out = {}
     for _, address in found.hits:
