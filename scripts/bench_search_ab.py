@@ -1,0 +1,166 @@
+"""Search latency of two versions of the engine, paired query by query in one process.
+
+    .venv/bin/python scripts/bench_search_ab.py --root ROOT --index INDEX [--base main]
+        [--mode hybrid] [--queries FILE] [--repeats 2] [--check] [--phases]
+
+Why it exists: on a machine shared by several jobs, two benchmark runs minutes apart see
+different loads, and a 10 % change drowns in the noise between them. Here the base version
+(`engine/` of the git revision `--base`, imported under another package name) and this tree's
+engine answer the same queries in one process on one index, alternating which goes first, so
+both see the same load. Reported per version: wall-clock p50/p95 and the CPU time (all threads)
+p50 of a search, and the median of the per-query CPU ratio base / this tree (> 1: this tree is
+cheaper). `--check` also compares every answer field by field (a speed change must not change
+what search returns). `--phases` then times where this tree's search spends its time: the
+main thread's CPU per search in each step of it (nested steps are counted in their parents too;
+the query embedding runs on its own thread, outside these). The search cache is off, as in
+`knowhow batch-search`.
+"""
+
+import argparse
+import importlib
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+PHASES = (
+    ("engine.search", "plan_query"),
+    ("engine.search", "_rank_tier"),
+    ("engine.search", "_rescore"),
+    ("engine.search", "with_meaning"),
+    ("engine.meaning", "nearest_steps"),
+    ("engine.meaning", "semantic_candidates"),
+    ("engine.meaning", "_keyword_matches"),
+    ("engine.meaning", "fuse"),
+    ("engine.search", "page_evidence"),
+    ("engine.search", "source_sessions"),
+    ("engine.search", "step_row"),
+)
+"""(module, function) steps of a search timed by `--phases`, patched where they are called."""
+BASE_PACKAGE = "engine_base"
+_IMPORT = re.compile(r"^(\s*)(from|import) engine(\.|\s)", re.MULTILINE)
+
+
+def base_engine(revision: str, into: Path) -> ModuleType:
+    """`engine/` of `revision`, extracted under `into` as package `engine_base` (its imports of
+    `engine.*` renamed), imported."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "engine"], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    package = into / BASE_PACKAGE
+    (into / "engine").rename(package)
+    for source in package.rglob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        source.write_text(_IMPORT.sub(rf"\1\2 {BASE_PACKAGE}\3", text), encoding="utf-8")
+    sys.path.insert(0, str(into))
+    return importlib.import_module(BASE_PACKAGE)
+
+
+def phases(
+    engine: Any, request: Any, queries: list[str], mode: str, limit: int
+) -> dict[str, float]:
+    """Main-thread CPU ms per search spent in each of `PHASES` (this tree's engine)."""
+    spent: dict[str, float] = {}
+
+    def timed(label: str, function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.thread_time() - started
+
+        return run
+
+    for module_name, name in PHASES:
+        module = importlib.import_module(module_name)
+        setattr(module, name, timed(name, getattr(module, name)))
+    started = time.thread_time()
+    for query in queries:
+        engine.search(request(query=query, limit=limit, mode=mode))
+    spent["search (all)"] = time.thread_time() - started
+    return {label: round(seconds * 1000 / len(queries), 3) for label, seconds in spent.items()}
+
+
+def answer(page: Any) -> str:
+    return json.dumps(page.model_dump(mode="json"), sort_keys=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--root", type=Path, required=True)
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--base", default="main", help="git revision compared with this tree")
+    ap.add_argument("--mode", default="hybrid", choices=("keyword", "hybrid", "semantic"))
+    ap.add_argument("--queries", type=Path, help="JSONL {query}; default: the public queries")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument("--check", action="store_true", help="compare every answer too")
+    ap.add_argument("--phases", action="store_true", help="then time this tree's steps")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    from bench_common import eval_dir, load_queries, out
+
+    queries = [
+        str(q["query"]) for q in load_queries(args.queries or eval_dir() / "queries_public.jsonl")
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        base_engine(args.base, Path(tmp))
+        versions: dict[str, tuple[Any, Any]] = {}
+        for name, package in (("base", BASE_PACKAGE), ("this tree", "engine")):
+            knowledge = importlib.import_module(f"{package}.knowledge")
+            inputs = importlib.import_module(f"{package}.inputs")
+            engine = knowledge.KnowledgeEngine(args.root, args.index, cache_searches=False)
+            engine.refresh()
+            if args.mode != "keyword":
+                engine.semantic()
+            versions[name] = (engine, inputs.SearchInput)
+        wall: dict[str, list[float]] = {name: [] for name in versions}
+        cpu: dict[str, list[float]] = {name: [] for name in versions}
+        differ = 0
+        for repeat in range(args.repeats + 1):  # the first round warms both up, untimed
+            for i, query in enumerate(queries):
+                order = list(versions) if (i + repeat) % 2 == 0 else list(reversed(versions))
+                answers = {}
+                for name in order:
+                    engine, request = versions[name]
+                    ask = request(query=query, limit=args.limit, mode=args.mode)
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    page = engine.search(ask)
+                    if repeat:
+                        wall[name].append((time.perf_counter() - started) * 1000)
+                        cpu[name].append((time.process_time() - cpu_started) * 1000)
+                    answers[name] = answer(page) if args.check else ""
+                differ += repeat == 0 and answers["base"] != answers["this tree"]
+    report: dict[str, Any] = {"mode": args.mode, "revision": args.base, "queries": len(queries)}
+    for name in versions:
+        ordered = sorted(wall[name])
+        report[name] = {
+            "wall_p50_ms": round(statistics.median(ordered), 2),
+            "wall_p95_ms": round(ordered[int(0.95 * len(ordered))], 2),
+            "cpu_p50_ms": round(statistics.median(cpu[name]), 2),
+        }
+    ratios = [b / t for b, t in zip(cpu["base"], cpu["this tree"], strict=True) if t > 0]
+    report["cpu_ratio_base_over_this_p50"] = round(statistics.median(ratios), 3)
+    if args.check:
+        report["answers_that_differ"] = differ
+    if args.phases:
+        engine, request = versions["this tree"]
+        report["phases_cpu_ms_per_search"] = phases(engine, request, queries, args.mode, args.limit)
+    out(json.dumps(report))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
