@@ -3,8 +3,11 @@ and session-context latency, and search latency with the superseded filter and s
 
     KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_supersede.py \
         --steps 100000 [--seed 7] [--work /tmp/knowhow-supersede] [--no-write]
+    ... scripts/bench_supersede.py --corpus /tmp/shared-bench/corpus-1m --work /tmp/lc/1m
 
-Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, removes any decision files,
+Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, or mirrors an existing one
+(`--corpus`: a gen_corpus `--out` folder) into `--work` with hard links, so that the decision
+files detection writes (by atomic replace) never touch the original; removes any decision files,
 rebuilds the index in this process (detection included; a build that detects builds again from
 the settled files, see `engine.indexer.rebuild`) and rebuilds once more with the decisions on
 file (what `knowhow reindex` costs). Reports: build rates, detection seconds, sessions flagged;
@@ -25,6 +28,8 @@ moves on, are counted as false positives).
 import argparse
 import json
 import random
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,7 +38,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from bench_common import eval_dir, load_queries, machine, machine_md, out, write_section
+from bench_common import err, eval_dir, load_queries, machine, machine_md, out, write_section
 
 from engine import KnowledgeEngine
 from engine.decisions import DETECTED, FactsLedger, write_detected
@@ -69,6 +74,18 @@ def corpus(work: Path, steps: int, seed: int) -> Path:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+    return folder / "test-artifacts" / "llm-knowledge"
+
+
+def mirrored(corpus_dir: Path, work: Path) -> Path:
+    """The root of an existing corpus, mirrored into `work` with hard links (made once)."""
+    folder = work / f"mirror-{corpus_dir.name}"
+    if not folder.exists():
+        partial_copy = work / f".{folder.name}.partial"
+        shutil.rmtree(partial_copy, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-al", str(corpus_dir), str(partial_copy)], check=True)
+        partial_copy.rename(folder)
     return folder / "test-artifacts" / "llm-knowledge"
 
 
@@ -180,24 +197,37 @@ def search_latencies(engine: KnowledgeEngine, queries: list[str]) -> dict[str, l
     return times
 
 
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--work", type=Path, default=Path("/tmp/knowhow-supersede"))
+    parser.add_argument("--corpus", type=Path, help="an existing gen_corpus --out folder")
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     args = parser.parse_args()
-    root = corpus(args.work, args.steps, args.seed)
+    root = (
+        mirrored(args.corpus, args.work)
+        if args.corpus
+        else corpus(args.work, args.steps, args.seed)
+    )
     store = KnowledgeStore(root)
     for old in root.glob("*/superseded.json"):  # detection from scratch
         old.unlink()
-    index_dir = args.work / f"index-{args.steps}-{args.seed}"
+    index_dir = args.work / f"index-{root.parent.parent.name}"
+    err(f"first build of {root} (detection included)")
     started = time.perf_counter()
     report = rebuild(store, index_dir)
     seconds = time.perf_counter() - started
+    err(f"first build: {seconds:.1f} s; rebuilding with the decisions on file")
     started = time.perf_counter()
     again = rebuild(store, index_dir)  # `knowhow reindex`: the decisions are on file now
     again_seconds = time.perf_counter() - started
+    steps = again.steps_indexed
+    err(f"rebuild: {again_seconds:.1f} s; live batches, truth, latencies")
     indexing, costs = batch_costs(store, index_dir)
     truth, decided = truth_and_decisions(store)
     hits = len(truth & decided)
@@ -211,13 +241,13 @@ def main() -> None:
         (
             "first build, no decisions on file (detection, then built again from the settled "
             "files)",
-            f"{seconds:.1f} s, {args.steps / seconds:,.0f} steps/s",
+            f"{seconds:.1f} s, {steps / seconds:,.0f} steps/s",
         ),
         ("first detection + writing decision files", f"{report.supersede_seconds:.2f} s"),
         ("sessions flagged", f"{report.sessions_flagged:,}"),
         (
             "rebuild with the decisions on file (`knowhow reindex`)",
-            f"{again_seconds:.1f} s, {args.steps / again_seconds:,.0f} steps/s (detection "
+            f"{again_seconds:.1f} s, {steps / again_seconds:,.0f} steps/s (detection "
             f"{again.supersede_seconds:.2f} s, {again.sessions_flagged} sessions re-flagged)",
         ),
         ("indexing every screen's facts (a live writer's first re-plans)", f"{indexing:.2f} s"),
@@ -227,17 +257,18 @@ def main() -> None:
         ("precision / recall", f"{precision:.3f} / {recall:.3f}"),
         *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
         *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in searches.items()),
+        ("peak RSS of the benchmark process", f"{peak_rss_mb():,.0f} MB"),
     ]
     body = (
-        f"## Lifecycle: supersede, timeline, session context ({args.steps:,} steps, seed "
-        f"{args.seed})\n\n"
+        f"## Lifecycle: supersede, timeline, session context ({steps:,} steps, "
+        f"{root.parent.parent.name})\n\n"
         + machine_md(machine())
         + "\n| measure | value |\n|---|---|\n"
         + "".join(f"| {name} | {value} |\n" for name, value in rows)
     )
     out(body)
     if not args.no_write:
-        write_section("bench-supersede", body)
+        write_section(f"bench-supersede-{steps // 1000}k", body)
 
 
 if __name__ == "__main__":

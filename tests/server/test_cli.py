@@ -293,6 +293,20 @@ def test_supersede_writes_the_decision_and_the_next_index_hides_the_step(cli):
     assert cycle["code"] == "MM_INVALID_INPUT" and cycle["message"].startswith("supersededBy")
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_batch_search_leaves_superseded_steps_out(cli, tmp_path, mode):
+    old, new = f"{SWAP}/0001-mm_click", f"{SEND}/0002-mm_click"
+    ok_result(cli("supersede", old, "--by", new, "--json"))
+    cli("index")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"qid": "q1", "query": "swap button"}\n')
+    run_file = tmp_path / "run.trec"
+    result = cli("batch-search", "--queries", str(queries), "--run", str(run_file), "--mode", mode)
+    assert result.exit_code == 0, result.output
+    found = [line.split()[2] for line in run_file.read_text().splitlines()]
+    assert found and old not in found
+
+
 def test_duplicates_and_cluster_json_and_tables(cli):
     cli("index")
     found = ok_result(cli("duplicates", "--type", "step", "--threshold", "0", "--json"))
