@@ -162,6 +162,10 @@ def parse_time(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+DAY_MS = 86_400_000
+"""A day in milliseconds: ages in days (salience, priorKnowledge) from epoch-ms times."""
+
+
 def epoch_ms(value: str | None) -> int:
     """Milliseconds since the epoch, 0 when the time is unknown (sorts last in newest-first)."""
     parsed = parse_time(value)

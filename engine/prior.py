@@ -29,7 +29,7 @@ from engine.documents import route_of, value_tokens
 from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
 from engine.lifecycle import hide_superseded
-from engine.models import epoch_ms, now_iso
+from engine.models import DAY_MS, epoch_ms, now_iso
 from engine.payload import PayloadError, PayloadTarget, StepPayload, read_payload
 from engine.results import Result
 from engine.schema import DOC_STEP
@@ -237,7 +237,7 @@ def _similarity(payload: StepPayload, now: _Now) -> int:
 def _age_weight(created_ms: int, now_ms: int) -> float:
     """By the session's age: the UI an agent saw is a property of when its session ran, and
     the seconds between two steps of one session must not reorder them."""
-    age_days = max(0.0, (now_ms - created_ms) / 86_400_000)
+    age_days = max(0.0, (now_ms - created_ms) / DAY_MS)
     return float(0.5 ** (age_days / HALF_LIFE_DAYS))
 
 

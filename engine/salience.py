@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import tantivy
 
 from engine.clauses import one_of, term
+from engine.models import DAY_MS
 from engine.schema import DOC_STEP
 
 RECALL_WEIGHT = 0.3
 HALF_LIFE_DAYS = 30.0
 SALIENCE_WEIGHT = 0.15
-DAY_MS = 86_400_000
 MAX_LINKS = 100_000
 """Recall links read for one query (a bound on a query's work, far above real use)."""
 

@@ -13,6 +13,7 @@ import tantivy
 
 from engine.clauses import all_of, int_range, term
 from engine.errors import NotFound
+from engine.models import DAY_MS
 from engine.payload import read_payload
 from engine.results import Result, SourceSession, StepSummary
 from engine.rows import step_row
@@ -29,7 +30,7 @@ last one kept is seldom the farthest of the hits, which would have to be read ag
 MAX_SAME_MS = 10_000
 """Steps read when many share one millisecond (ordered by step id among themselves)."""
 FIRST_WINDOW_MS = 600_000
-MAX_WINDOW_MS = 100 * 365 * 86_400_000
+MAX_WINDOW_MS = 100 * 365 * DAY_MS
 """Past this window (a century) the search across sessions is unbounded."""
 
 

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import salience
-from engine.salience import DAY_MS, SALIENCE_WEIGHT, lifted, salience_of
+from engine.models import DAY_MS
+from engine.salience import SALIENCE_WEIGHT, lifted, salience_of
 from tests.conftest import FIXED_NOW, Knowledge
 
 NOW_MS = 1_800_000_000_000
