@@ -74,41 +74,57 @@ FolderStamp = tuple[int, int]
 """Modification times (ns) of a session's folder and its steps folder."""
 
 
-class LagMeter:
-    """Index lag that counts what is really missing: every session's files are compared with
-    the signature the manifest holds for it (the sessions pending now, not those changed since
-    the manifest was last written: a failed batch's sessions are older than the next commit of
-    other sessions, and were missed that way).
+class SessionListings:
+    """Each session's listing signature (`engine.store.list_session`), remembered with the
+    stamps of its folders taken just before it was listed; the sessions whose signature differs
+    from an index manifest's are the ones the index lacks or holds stale.
 
-    Comparing means listing a session's step files, so verdicts are remembered per session
-    with its folder stamps and manifest signature: our writers add and rename files, which
-    touches the folders, so a session whose folders and signature are unchanged keeps its
-    verdict. Folders changed within the last `MTIME_SLACK_SECONDS` are always listed again
-    (a file added in the same timestamp tick as a listing leaves the stamp unchanged). The
-    first call lists every session; later ones cost two `stat` calls per session.
+    Two readers share one cache in a server: the writer's reconcile, which lists every session
+    afresh (`differing(fresh=True)`: it is the safety net, it trusts no stamp), and the index
+    lag of `mm_knowledge_status`, which lists only sessions whose folders changed. So after the
+    writer's start-up reconcile the first status call costs two `stat` calls per session, not
+    a listing of every session (~5 s at 100k steps). Our writers add and rename files, which
+    touches the folders, so an unchanged stamp means an unchanged listing; folders changed
+    within the last `MTIME_SLACK_SECONDS` are always listed again (a file added in the same
+    timestamp tick as a listing leaves the stamp unchanged). A stamp taken before the listing
+    can only make a later check list again, never trust a listing older than its stamp.
     """
 
     def __init__(self, store: KnowledgeStore) -> None:
         self.store = store
-        self._verdicts: dict[str, tuple[FolderStamp, str | None, bool]] = {}
+        self._known: dict[str, tuple[FolderStamp, str]] = {}
 
-    def measure(self, generation: Path | None) -> IndexLag:
-        signatures = read_manifest(generation)
+    def differing(self, signatures: dict[str, str], *, fresh: bool) -> list[str]:
+        """Sessions on disk whose files differ from `signatures` (new or changed), in listing
+        order, then those in `signatures` that are gone, sorted."""
         on_disk = self.store.session_ids()
         recent = time.time_ns() - int(MTIME_SLACK_SECONDS * 1e9)
-        verdicts: dict[str, tuple[FolderStamp, str | None, bool]] = {}
+        known: dict[str, tuple[FolderStamp, str]] = {}
         for session_id in on_disk:
             stamp = _folder_stamp(self.store, session_id)
-            indexed = signatures.get(session_id)
-            known = self._verdicts.get(session_id)
-            if known is not None and known[:2] == (stamp, indexed) and max(stamp) < recent:
-                verdicts[session_id] = known
-            else:
-                listed = list_session(self.store.root, session_id).signature
-                verdicts[session_id] = (stamp, indexed, listed != indexed)
-        self._verdicts = verdicts
-        pending = [s for s in on_disk if verdicts[s][2]]
-        pending += sorted(set(signatures) - set(on_disk))
+            seen = self._known.get(session_id)
+            if fresh or seen is None or seen[0] != stamp or max(stamp) >= recent:
+                seen = (stamp, list_session(self.store.root, session_id).signature)
+            known[session_id] = seen
+        self._known = known
+        changed = [s for s in on_disk if signatures.get(s) != known[s][1]]
+        return changed + sorted(set(signatures) - set(on_disk))
+
+
+class LagMeter:
+    """Index lag that counts what is really missing: every session's files are compared with
+    the signature the manifest holds for it (the sessions pending now, not those changed since
+    the manifest was last written: a failed batch's sessions are older than the next commit of
+    other sessions, and were missed that way). Listings are remembered (`SessionListings`,
+    shared with the live writer's reconcile when given), so only sessions whose folders changed
+    are listed again."""
+
+    def __init__(self, store: KnowledgeStore, listings: SessionListings | None = None) -> None:
+        self.store = store
+        self.listings = listings or SessionListings(store)
+
+    def measure(self, generation: Path | None) -> IndexLag:
+        pending = self.listings.differing(read_manifest(generation), fresh=False)
         now = time.time()
         waits = [now - newest_mtime(self.store, s) for s in pending]
         return IndexLag(

@@ -42,6 +42,7 @@ from engine.index_status import (
     MAX_LISTED,
     IndexStatus,
     LagMeter,
+    SessionListings,
     SkipLedger,
     read_skips,
 )
@@ -49,7 +50,7 @@ from engine.indexer import SyncReport, rebuild
 from engine.lease import STALL_SECONDS, WriterLease, writer_pid
 from engine.models import now_iso
 from engine.schema import SCHEMA_VERSION
-from engine.session_sync import AppendCache, changed_sessions, sync_sessions
+from engine.session_sync import AppendCache, sync_sessions
 from engine.store import (
     KnowledgeStore,
 )
@@ -127,7 +128,8 @@ class LiveIndex:
         self._next_supersede = 0.0
         self._watcher: RootWatcher | None = None
         self._skips = SkipLedger(store.root)
-        self._lag = LagMeter(store)
+        self._listings = SessionListings(store)
+        self._lag = LagMeter(store, self._listings)
         self._thread: threading.Thread | None = None
         self._failures_in_row = 0
         self._check: GenerationCheck | None = None
@@ -393,7 +395,7 @@ class LiveIndex:
         if self._writer is None:
             return
         try:
-            changed = changed_sessions(self.store, self._writer.manifest.signatures())
+            changed = self._listings.differing(self._writer.manifest.signatures(), fresh=True)
         except Exception as exc:
             self._failed("comparing the index with the files", exc)
             return

@@ -207,13 +207,6 @@ def _append(
     return True
 
 
-def changed_sessions(store: KnowledgeStore, signatures: dict[str, str]) -> list[str]:
-    """Sessions whose files differ from what the index was built from: new, changed, deleted."""
-    on_disk = store.session_ids()
-    changed = [s for s in on_disk if signatures.get(s) != list_session(store.root, s).signature]
-    return changed + sorted(set(signatures) - set(on_disk))
-
-
 def read_manifest(generation: Path | None) -> dict[str, str]:
     """The per-session signatures a generation was built from, read-only (any process)."""
     path = generation / MANIFEST_FILE if generation else None

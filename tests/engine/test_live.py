@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from engine import KnowledgeEngine
+from engine import KnowledgeEngine, index_status
 from engine.documents import session_documents
 from engine.index import META_FILE, IndexLayout, IndexWriter
 from engine.index_status import LagMeter
@@ -175,6 +175,33 @@ def test_lag_counts_a_session_left_behind_by_a_failed_batch(
         assert lag.seconds > 0
     sync_both(store, index_dir)
     assert meter.measure(current).pendingSessions == 0
+
+
+def test_the_writers_start_up_listing_serves_the_first_status_call(
+    store: KnowledgeStore, index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's start-up reconcile lists every session; the first status call reuses those
+    listings (two `stat` calls per session) instead of listing them all again (~5 s at 100k)."""
+    two_indexed_sessions(store, index_dir)
+    ten_seconds_ago = time.time() - 10  # older than the slack within which folders are re-listed
+    for session_id in ("mm-one1", "mm-two2"):
+        for folder in (store.root / session_id, store.root / session_id / "steps"):
+            os.utime(folder, (ten_seconds_ago, ten_seconds_ago))
+    live = LiveIndex(store, index_dir, reconcile_seconds=3600)
+    try:
+        assert live.start(wait=60)
+        listed: list[str] = []
+        real = index_status.list_session
+
+        def listing(root: Path, session_id: str) -> Listing:
+            listed.append(session_id)
+            return real(root, session_id)
+
+        monkeypatch.setattr(index_status, "list_session", listing)
+        lag = live.status(dict).indexLag
+        assert (lag.pendingSessions, listed) == (0, [])
+    finally:
+        live.close()
 
 
 def test_a_failed_rebuild_leaves_no_orphan_generation(
