@@ -3,7 +3,8 @@ and session-context latency, and search latency with the superseded filter and s
 
     KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_supersede.py \
         --steps 100000 [--seed 7] [--work /tmp/knowhow-supersede] [--no-write]
-    ... scripts/bench_supersede.py --corpus /tmp/shared-bench/corpus-1m --work /tmp/lc/1m
+    ... scripts/bench_supersede.py --corpus /tmp/shared-bench/corpus-1m --work /tmp/lc/1m \
+        --facts-only 2
 
 Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, or mirrors an existing one
 (`--corpus`: a gen_corpus `--out` folder) into `--work` with hard links, so that the decision
@@ -16,7 +17,13 @@ over the newest sessions; precision/recall of the detected decisions;
 p50/p95 of timeline (scope session and all) and session context around sampled steps; search
 latency over the public queries with superseded steps hidden (default) and shown, interleaved
 in one run, and the cost of the salience lookup alone. Timed in process, warm. Results go to
-stdout and the bench-supersede section of docs/BENCHMARKS.md.
+stdout and the bench-supersede-<size> section of docs/BENCHMARKS.md.
+
+`--facts-only N` builds no index: N processes read every session's supersede facts straight
+from the records (what indexing collects), then detection runs over all of them and writes the
+decision files, and live batches are judged as above. It measures detection where building
+the index is the build benchmark's business (1M steps); on one corpus both ways write the same
+decision files.
 
 Truth: the generator renames testIds on fixed days (`vocab.json` "renames", plus actions'
 `legacy_testId`). A successful click/type/wait_for whose target is such a legacy id (by testId
@@ -35,21 +42,23 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
 from bench_common import err, eval_dir, load_queries, machine, machine_md, out, write_section
 
 from engine import KnowledgeEngine
-from engine.decisions import DETECTED, FactsLedger, write_detected
+from engine.decisions import FactsLedger, write_detected
+from engine.documents import SessionContext, effective_screen, resolve_target
 from engine.index import IndexLayout, IndexWriter
 from engine.indexer import rebuild
 from engine.inputs import SearchInput, StepInput, TimelineInput
-from engine.labels import INTERACTION_TOOLS, tool_action
 from engine.models import epoch_ms
+from engine.redaction import scrub_step
 from engine.salience import recalls
 from engine.store import KnowledgeStore
-from engine.supersede import selector_test_id
+from engine.supersede import FactsCollector, SessionFacts
 
 BATCH_SAMPLES = 50
 STEP_SAMPLES = 300
@@ -96,39 +105,65 @@ def legacy_ids() -> set[str]:
     return ids
 
 
-def truth_and_decisions(store: KnowledgeStore) -> tuple[set[str], set[str]]:
+def truth_and_decisions(ledger: FactsLedger) -> tuple[set[str], set[str]]:
+    """The steps detection should supersede (successful interactions on a legacy testId, by
+    testId or by an exact `[data-testid=…]` selector: the facts' actions are exactly the
+    interactions with a target, their testId resolved that way) and those it superseded."""
     legacy = legacy_ids()
-    truth: set[str] = set()
-    decided: set[str] = set()
-    for loaded in store.iter_sessions():
-        for step in loaded.steps:
-            tool = step.record.tool
-            if not step.record.outcome.ok or tool.target is None:
-                continue
-            if tool_action(tool.name) not in INTERACTION_TOOLS:
-                continue
-            test_id = tool.target.testId or selector_test_id(tool.target.selector)
-            if test_id in legacy:
-                truth.add(step.step_id)
-        decided |= {
-            f"{loaded.session_id}/{stem}"
-            for stem, d in loaded.decisions.items()
-            if d.source == DETECTED
-        }
+    truth = {
+        a.step_id
+        for facts in ledger.facts.values()
+        for actions in facts.actions.values()
+        for a in actions
+        if a.ok and a.test_id in legacy
+    }
+    decided = {step_id for facts in ledger.facts.values() for step_id in facts.detected}
     return truth, decided
 
 
-def batch_costs(store: KnowledgeStore, index_dir: Path) -> tuple[float, list[float]]:
-    """Seconds to index every screen's facts (a live writer's first re-plan of each screen
-    after it takes over), then milliseconds per live batch: one session's facts arrive (here:
-    leave the ledger and come back unchanged) and the testIds they touch are judged again."""
+def session_facts(root: Path, session_id: str) -> tuple[str, bytes]:
+    """A session's supersede facts straight from its records, as indexing collects them
+    (`engine.documents.step_document`), without analysing any text or building an index: for
+    detection at sizes where building the index is the build benchmark's business. On one
+    corpus, `--facts-only` and a build must write the same decision files (checked at 100k)."""
+    loaded = KnowledgeStore(root).load_session(session_id)
+    facts = SessionFacts(session_id)
+    collector = FactsCollector(facts)
+    context = SessionContext()
+    for step in loaded.steps:
+        record = scrub_step(step.record, context.refs)
+        target = resolve_target(record, context)
+        screen = effective_screen(record)
+        role, name = (target.role, target.name) if target else (None, None)
+        described = target.describe() if target else ""
+        collector.add(step.step_id, record, context.screen or screen, screen, role, name, described)
+        context.advance(step.record)
+    return session_id, facts.encode()
+
+
+def read_facts(store: KnowledgeStore, workers: int) -> FactsLedger:
+    """Every session's facts, read by `workers` processes."""
+    ids = store.session_ids()
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        rows = dict(pool.map(session_facts, [store.root] * len(ids), ids, chunksize=16))
+    return FactsLedger({sid: SessionFacts.decode(sid, data) for sid, data in rows.items()})
+
+
+def ledger_of(index_dir: Path) -> FactsLedger:
+    """The facts of every session as the live generation's manifest holds them."""
     generation = IndexLayout(index_dir).current()
     assert generation is not None
     writer = IndexWriter(generation)
     try:
-        ledger = FactsLedger.load(writer.manifest)
+        return FactsLedger.load(writer.manifest)
     finally:
         writer.close()
+
+
+def batch_costs(store: KnowledgeStore, ledger: FactsLedger) -> tuple[float, list[float]]:
+    """Seconds to index every screen's facts (a live writer's first re-plan of each screen
+    after it takes over), then milliseconds per live batch: one session's facts arrive (here:
+    leave the ledger and come back unchanged) and the testIds they touch are judged again."""
     started = time.perf_counter()
     for screen in sorted(ledger.by_screen):
         ledger.screen(screen)
@@ -197,28 +232,13 @@ def search_latencies(engine: KnowledgeEngine, queries: list[str]) -> dict[str, l
     return times
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+Rows = list[tuple[str, str]]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/knowhow-supersede"))
-    parser.add_argument("--corpus", type=Path, help="an existing gen_corpus --out folder")
-    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
-    args = parser.parse_args()
-    root = (
-        mirrored(args.corpus, args.work)
-        if args.corpus
-        else corpus(args.work, args.steps, args.seed)
-    )
-    store = KnowledgeStore(root)
-    for old in root.glob("*/superseded.json"):  # detection from scratch
-        old.unlink()
-    index_dir = args.work / f"index-{root.parent.parent.name}"
-    err(f"first build of {root} (detection included)")
+def built(store: KnowledgeStore, index_dir: Path, seed: int) -> tuple[int, FactsLedger, Rows]:
+    """Build (detection included), rebuild with the decisions on file, and read around steps
+    and search in the built index: steps indexed, the facts ledger, and the rows."""
+    err(f"first build of {store.root} (detection included)")
     started = time.perf_counter()
     report = rebuild(store, index_dir)
     seconds = time.perf_counter() - started
@@ -227,14 +247,9 @@ def main() -> None:
     again = rebuild(store, index_dir)  # `knowhow reindex`: the decisions are on file now
     again_seconds = time.perf_counter() - started
     steps = again.steps_indexed
-    err(f"rebuild: {again_seconds:.1f} s; live batches, truth, latencies")
-    indexing, costs = batch_costs(store, index_dir)
-    truth, decided = truth_and_decisions(store)
-    hits = len(truth & decided)
-    precision = hits / len(decided) if decided else 1.0
-    recall = hits / len(truth) if truth else 1.0
-    engine = KnowledgeEngine(root, index_dir)
-    reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, args.seed))
+    err(f"rebuild: {again_seconds:.1f} s; timeline, context and search latencies")
+    engine = KnowledgeEngine(store.root, index_dir)
+    reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, seed))
     queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
     searches = search_latencies(engine, queries)
     rows = [
@@ -250,18 +265,82 @@ def main() -> None:
             f"{again_seconds:.1f} s, {steps / again_seconds:,.0f} steps/s (detection "
             f"{again.supersede_seconds:.2f} s, {again.sessions_flagged} sessions re-flagged)",
         ),
+        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
+        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in searches.items()),
+    ]
+    return steps, ledger_of(index_dir), rows
+
+
+def facts_only(store: KnowledgeStore, workers: int) -> tuple[int, FactsLedger, Rows]:
+    """Facts read from the records (no index), then detection over all of them and writing
+    the decision files, as a first build's detection does."""
+    err(f"reading the facts of {store.root} ({workers} processes)")
+    started = time.perf_counter()
+    ledger = read_facts(store, workers)
+    reading = time.perf_counter() - started
+    steps = sum(len(store.step_names(s)) for s in ledger.facts)
+    err(f"facts read in {reading:.1f} s; detecting")
+    started = time.perf_counter()
+    flagged = write_detected(store, ledger)
+    detecting = time.perf_counter() - started
+    rows = [
+        ("reading the facts from the records (not part of detection)", f"{reading:.1f} s"),
+        ("first detection over every session + writing decision files", f"{detecting:.2f} s"),
+        ("sessions flagged", f"{len(flagged):,}"),
+    ]
+    return steps, ledger, rows
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/knowhow-supersede"))
+    parser.add_argument("--corpus", type=Path, help="an existing gen_corpus --out folder")
+    parser.add_argument(
+        "--facts-only",
+        type=int,
+        metavar="WORKERS",
+        help="no index: read the facts with WORKERS processes, detect, judge live batches",
+    )
+    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    args = parser.parse_args()
+    root = (
+        mirrored(args.corpus, args.work)
+        if args.corpus
+        else corpus(args.work, args.steps, args.seed)
+    )
+    store = KnowledgeStore(root)
+    for old in root.glob("*/superseded.json"):  # detection from scratch
+        old.unlink()
+    if args.facts_only:
+        steps, ledger, rows = facts_only(store, args.facts_only)
+    else:
+        index_dir = args.work / f"index-{root.parent.parent.name}"
+        steps, ledger, rows = built(store, index_dir, args.seed)
+    err("live batches, precision and recall")
+    truth, decided = truth_and_decisions(ledger)
+    indexing, costs = batch_costs(store, ledger)
+    hits = len(truth & decided)
+    rows += [
         ("indexing every screen's facts (a live writer's first re-plans)", f"{indexing:.2f} s"),
         ("live batch (judge again the testIds one session touched), p50 / p95", p50_p95(costs)),
         ("steps superseded (detected)", f"{len(decided):,}"),
         ("truth: successful actions on a later-renamed testId", f"{len(truth):,}"),
-        ("precision / recall", f"{precision:.3f} / {recall:.3f}"),
-        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
-        *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in searches.items()),
+        (
+            "precision / recall",
+            f"{hits / len(decided) if decided else 1.0:.3f} / "
+            f"{hits / len(truth) if truth else 1.0:.3f}",
+        ),
         ("peak RSS of the benchmark process", f"{peak_rss_mb():,.0f} MB"),
     ]
+    title = "supersede detection" if args.facts_only else "supersede, timeline, session context"
     body = (
-        f"## Lifecycle: supersede, timeline, session context ({steps:,} steps, "
-        f"{root.parent.parent.name})\n\n"
+        f"## Lifecycle: {title} ({steps:,} steps, {root.parent.parent.name})\n\n"
         + machine_md(machine())
         + "\n| measure | value |\n|---|---|\n"
         + "".join(f"| {name} | {value} |\n" for name, value in rows)
