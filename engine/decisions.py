@@ -33,8 +33,9 @@ from engine.supersede import (
     SessionFacts,
     changed_screens,
     decode_all,
+    judge,
     plan,
-    plan_screen,
+    superseded,
 )
 
 EXPLICIT = "explicit"
@@ -57,6 +58,9 @@ class FactsLedger:
         self.screens: dict[str, ScreenFacts] = {}
         self.pending: dict[str, set[str]] = {}
         """screen -> testIds to judge again (what `update` changed since `take_pending`)."""
+        self.changed: dict[str, set[str]] = {}
+        """screen -> sessions whose facts there changed since the screen was last re-planned
+        (`write_detected` compares only their decisions for a testId whose verdict stands)."""
         for session_id, session in facts.items():
             self._store(session_id, session)
 
@@ -69,6 +73,7 @@ class FactsLedger:
         old = self.facts.get(session_id)
         for screen in changed_screens(old, facts):
             view = self.screen(screen)
+            self.changed.setdefault(screen, set()).add(session_id)
             touched = self.pending.setdefault(screen, set())
             if old is not None:
                 touched |= view.touched(old)
@@ -93,7 +98,8 @@ class FactsLedger:
         if view is None:
             view = self.screens[screen] = ScreenFacts(screen)
             for session_id in self.by_screen.get(screen, set()):
-                view.add(self.facts[session_id])
+                view.add(self.facts[session_id], bulk=True)
+            view.settle()
         return view
 
     def take_pending(self) -> dict[str, set[str]]:
@@ -138,6 +144,7 @@ def write_detected(
     planned: dict[str, dict[str, Detected]] = {}
     in_scope: dict[str, list[list[Action]]] = {}
     """session id -> its actions judged again (their detected decisions are replaced)."""
+    verdicts: list[tuple[ScreenFacts, str, tuple[str, str] | None]] = []
     if scope is None:
         found = plan(ledger.facts.values())
         for session_id, facts in ledger.facts.items():
@@ -146,10 +153,21 @@ def write_detected(
         found = []
         for screen, test_ids in scope.items():
             view = ledger.screen(screen)
-            found += plan_screen(view, test_ids)
-            for test_id in test_ids:
-                for session_id, actions in view.acted.get(test_id, {}).items():
-                    in_scope.setdefault(session_id, []).append(actions)
+            changed_here = ledger.changed.get(screen, set())
+            for test_id in sorted(test_ids):
+                verdict = judge(test_id, view)
+                key = (verdict[0].step_id, verdict[1]) if verdict else None
+                acted = view.acted.get(test_id, {})
+                if test_id in view.verdicts and view.verdicts[test_id] == key:
+                    # the verdict stands: only sessions whose facts changed may disagree
+                    sessions = sorted(s for s in changed_here if s in acted)
+                else:
+                    sessions = sorted(acted)
+                for session_id in sessions:
+                    in_scope.setdefault(session_id, []).append(acted[session_id])
+                if verdict is not None:
+                    found += superseded((acted[s] for s in sessions), verdict)
+                verdicts.append((view, test_id, key))
     for detected in found:
         planned.setdefault(detected.step_id.split("/", 1)[0], {})[detected.step_id] = detected
     changed: dict[str, set[str]] = {}
@@ -177,6 +195,10 @@ def write_detected(
             store.write_decisions(session_id, decisions)
         facts.detected = {**{s: b for s, b in facts.detected.items() if s not in steps}, **now}
         changed[session_id] = {s for s in before.keys() | now.keys() if before.get(s) != now.get(s)}
+    for view, test_id, key in verdicts:  # every session now agrees with them
+        view.verdicts[test_id] = key
+    for screen in scope or ():
+        ledger.changed.pop(screen, None)
     return changed
 
 

@@ -25,14 +25,18 @@ Facts are extracted while a session is indexed (`FactsCollector`, fed by
 `engine.documents.step_documents` with the context it already tracks) and kept per session in
 the generation's manifest. Each screen's facts are indexed by testId and by name
 (`ScreenFacts`), and the rules judge one testId at a time, so the live writer judges again
-only the testIds a batch touched, without reading any file.
+only the testIds a batch touched, without reading any file, and reads of each only what
+happened after its last use: a testId clicked in every session costs a live batch no more
+than a rare one (`engine.decisions.write_detected` then compares only the changed sessions'
+decisions while a testId's verdict stands).
 """
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, TypeVar
+from operator import attrgetter, itemgetter
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -250,35 +254,114 @@ def plan(facts: Iterable[SessionFacts], screens: Iterable[str] | None = None) ->
     for session in facts:
         for screen in session.screens():
             if wanted is None or screen in wanted:
-                by_screen.setdefault(screen, ScreenFacts(screen)).add(session)
+                by_screen.setdefault(screen, ScreenFacts(screen)).add(session, bulk=True)
     detected: list[Detected] = []
     for screen in sorted(by_screen):
+        by_screen[screen].settle()
         detected += plan_screen(by_screen[screen])
     return sorted(detected, key=attrgetter("step_id"))
 
 
-def plan_screen(facts: "ScreenFacts", test_ids: Iterable[str] | None = None) -> list[Detected]:
-    """The supersessions of successful actions on `test_ids` (every testId acted on when None)
-    on one screen."""
+def plan_screen(facts: "ScreenFacts") -> list[Detected]:
+    """The supersessions of successful actions on one screen."""
     detected: list[Detected] = []
-    for test_id in sorted(facts.acted if test_ids is None else test_ids):
-        worked, found = judge(test_id, facts)
+    for test_id in sorted(facts.acted):
+        found = judge(test_id, facts)
         if found is not None:
-            by, evidence = found
-            detected += [Detected(old.step_id, by, evidence) for old in worked]
+            detected += superseded(facts.acted[test_id].values(), found)
     return detected
 
 
+def superseded(actions: Iterable[list[Action]], found: tuple[Action, str]) -> list[Detected]:
+    """The successful ones of `actions` (per session, on a testId judged to no longer work),
+    superseded by `found` (the action that works instead, and the evidence)."""
+    by, evidence = found
+    return [Detected(a.step_id, by, evidence) for acts in actions for a in acts if a.ok]
+
+
 _ORDER = attrgetter("ts", "step_id")
+
+
+class Extreme(Generic[T]):
+    """The best of per-session values (the largest, or the smallest) as sessions come, change
+    and go, without reading them all each time: the best is remembered, and read again from
+    every session only when the session holding it is removed and not put back at least as
+    good (a live batch removes a session's facts and adds them again, grown)."""
+
+    def __init__(self, *, largest: bool) -> None:
+        self.largest = largest
+        self.values: dict[str, tuple[Any, T]] = {}
+        """session id -> (its ordering value, what it carries)."""
+        self._best: tuple[str, Any] | None = None
+        """(session id, ordering value) of the best, when known."""
+        self._known = True
+        self._removed: tuple[str, Any] | None = None
+        """The best until it was removed: it stays the best if put back at least as good."""
+
+    def _beats(self, order: Any, other: Any) -> bool:
+        return bool(order > other) if self.largest else bool(order < other)
+
+    def put(self, session_id: str, order: Any, item: T, *, bulk: bool = False) -> None:
+        """Set a session's value (`bulk`: one of many; the best is found when first read)."""
+        self.values[session_id] = (order, item)
+        if bulk:
+            self._known, self._removed = False, None
+            return
+        removed, self._removed = self._removed, None
+        if removed is not None and removed[0] == session_id and not self._beats(removed[1], order):
+            self._best, self._known = (session_id, order), True
+        elif not self._known:
+            return
+        elif self._best is None or self._beats(order, self._best[1]):
+            self._best = (session_id, order)
+        elif self._best[0] == session_id:  # the best got worse
+            self._known = False
+
+    def remove(self, session_id: str) -> None:
+        if self.values.pop(session_id, None) is None:
+            return
+        self._removed = None
+        if self._known and self._best is not None and self._best[0] == session_id:
+            self._removed, self._best, self._known = self._best, None, False
+
+    def best(self) -> tuple[Any, T] | None:
+        """(ordering value, item) of the best session's value, None when no session has one."""
+        if not self._known:
+            pick = max if self.largest else min
+            found = pick(self.values.items(), key=lambda kv: kv[1][0], default=None)
+            self._best = (found[0], found[1][0]) if found else None
+            self._known, self._removed = True, None
+        return self.values[self._best[0]] if self._best is not None else None
+
+
+def _first_after(rows: list[tuple[Any, ...]], since: int) -> int:
+    """Index of the first row (ordered by time first) later than `since`."""
+    return bisect.bisect_right(rows, since, key=itemgetter(0))
+
+
+def _insert(rows: list[Any], row: tuple[Any, ...], bulk: bool) -> None:
+    if bulk:
+        rows.append(row)  # sorted by `ScreenFacts.settle`
+    else:
+        bisect.insort(rows, row)
+
+
+def _remove_row(rows: list[tuple[Any, ...]], row: tuple[Any, ...]) -> None:
+    at = bisect.bisect_left(rows, row)
+    if at < len(rows) and rows[at] == row:
+        del rows[at]
 
 
 @dataclass
 class ScreenFacts:
     """One screen's facts from every session, by testId and by name.
 
-    The rules judge one testId at a time and read only its own entries and those of its name,
-    so when one session changes, only the testIds it touched are judged again, at a cost that
-    follows how often those were used, not how much the screen ever saw.
+    The rules judge one testId at a time and read only summaries kept up to date as sessions
+    come and go (the latest time the testId was seen or worked, the element it names, its
+    not-found failures, and per name the sightings and successes ordered by time), so a live
+    batch judges again the testIds it touched at a cost that follows what happened after
+    their last use, not how often a popular testId was ever used. Only a testId found
+    superseded reads all its successful actions (each becomes a decision).
     """
 
     screen: str
@@ -286,8 +369,6 @@ class ScreenFacts:
     """testId -> session id -> its sightings in that session."""
     acted: dict[str, dict[str, list[Action]]] = field(default_factory=dict)
     """testId -> session id -> the session's actions on it."""
-    by_name: dict[str, dict[str, list[Action]]] = field(default_factory=dict)
-    """name -> session id -> the session's actions on an element of that name."""
     named: dict[str, set[str]] = field(default_factory=dict)
     """name -> testIds sighted or acted on under that name (may name a few too many)."""
     names: dict[str, set[str]] = field(default_factory=dict)
@@ -296,26 +377,81 @@ class ScreenFacts:
     """testIds an action failed on with MM_TARGET_NOT_FOUND (may name a few too many)."""
     sessions: dict[str, list[Action]] = field(default_factory=dict)
     """session id -> its actions on this screen, in order."""
+    worked: dict[str, int] = field(default_factory=dict)
+    """testId -> how many actions on it worked."""
+    last_used: dict[str, Extreme[None]] = field(default_factory=dict)
+    """testId -> per session, the last time it was seen or worked there (the latest wins)."""
+    latest_named: dict[str, Extreme[tuple[str, str]]] = field(default_factory=dict)
+    """testId -> per session, (ts, step id) of its latest named success there, with the
+    element's (role, name) (the latest wins: the element's identity)."""
+    first_named: dict[str, Extreme[tuple[str, str]]] = field(default_factory=dict)
+    """testId -> per session with a named sighting, (role, name) (the first session id wins:
+    the identity of an element never acted on by name)."""
+    failures: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
+    """testId -> its MM_TARGET_NOT_FOUND failures as (ts, step id, action), in that order."""
+    sighted: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    """name -> sightings under that name as (first seen, session id, testId), in that order."""
+    succeeded: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
+    """name -> successful actions on an element of that name as (ts, step id, action)."""
+    verdicts: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    """testId -> its verdict as last written by the live writer, (superseded by, evidence) or
+    None (`engine.decisions.write_detected`)."""
 
-    def add(self, session: SessionFacts) -> None:
-        """Index a session's facts of this screen."""
+    def add(self, session: SessionFacts, *, bulk: bool = False) -> None:
+        """Index a session's facts of this screen. `bulk`: one of many added at once, with
+        `settle()` after the last (rows are appended, then sorted once; best values are
+        found when first read)."""
         sid = session.session_id
+        last: dict[str, int] = {}
+        latest: dict[str, Action] = {}
         for test_id, sighting in session.seen.get(self.screen, {}).items():
             self.seen.setdefault(test_id, {})[sid] = sighting
+            last[test_id] = sighting.last
             if sighting.name:
                 self._name(test_id, sighting.name)
+                rows = self.sighted.setdefault(sighting.name, [])
+                _insert(rows, (sighting.first, sid, test_id), bulk)
+                _extreme(self.first_named, test_id, largest=False).put(
+                    sid, sid, (sighting.role, sighting.name), bulk=bulk
+                )
         actions = session.actions.get(self.screen)
         if actions:
             self.sessions[sid] = actions
             for action in actions:
-                if action.test_id:
-                    self.acted.setdefault(action.test_id, {}).setdefault(sid, []).append(action)
-                    if action.error_code == NOT_FOUND and not action.ok:
-                        self.missed.add(action.test_id)
-                if action.name:
-                    self.by_name.setdefault(action.name, {}).setdefault(sid, []).append(action)
-                    if action.test_id:
-                        self._name(action.test_id, action.name)
+                self._add_action(sid, action, last, latest, bulk)
+        for test_id, ts in last.items():
+            _extreme(self.last_used, test_id, largest=True).put(sid, ts, None, bulk=bulk)
+        for test_id, action in latest.items():
+            _extreme(self.latest_named, test_id, largest=True).put(
+                sid, (action.ts, action.step_id), (action.role, action.name), bulk=bulk
+            )
+
+    def settle(self) -> None:
+        """Order the rows after a `bulk` of adds."""
+        lists: list[list[Any]] = [*self.sighted.values(), *self.succeeded.values()]
+        for rows in [*lists, *self.failures.values()]:
+            rows.sort()
+
+    def _add_action(
+        self, sid: str, action: Action, last: dict[str, int], latest: dict[str, Action], bulk: bool
+    ) -> None:
+        test_id, name = action.test_id, action.name
+        if action.ok and name:
+            _insert(self.succeeded.setdefault(name, []), (action.ts, action.step_id, action), bulk)
+        if not test_id:
+            return
+        self.acted.setdefault(test_id, {}).setdefault(sid, []).append(action)
+        if name:
+            self._name(test_id, name)
+        if action.ok:
+            self.worked[test_id] = self.worked.get(test_id, 0) + 1
+            last[test_id] = max(last.get(test_id, action.ts), action.ts)
+            if name and (test_id not in latest or _ORDER(latest[test_id]) < _ORDER(action)):
+                latest[test_id] = action
+        elif action.error_code == NOT_FOUND:
+            self.missed.add(test_id)
+            row = (action.ts, action.step_id, action)
+            _insert(self.failures.setdefault(test_id, []), row, bulk)
 
     def _name(self, test_id: str, name: str) -> None:
         self.named.setdefault(name, set()).add(test_id)
@@ -331,14 +467,30 @@ class ScreenFacts:
     def remove(self, session: SessionFacts) -> None:
         """Drop a session's facts of this screen (before adding its new ones)."""
         sid = session.session_id
-        for test_id in session.seen.get(self.screen, {}):
+        used: set[str] = set()
+        for test_id, sighting in session.seen.get(self.screen, {}).items():
             _drop(self.seen, test_id, sid)
+            used.add(test_id)
+            if sighting.name:
+                _remove_row(self.sighted[sighting.name], (sighting.first, sid, test_id))
+                self.first_named[test_id].remove(sid)
         self.sessions.pop(sid, None)
         for action in session.actions.get(self.screen, []):
-            if action.test_id:
-                _drop(self.acted, action.test_id, sid)
-            if action.name:
-                _drop(self.by_name, action.name, sid)
+            if action.ok and action.name:
+                _remove_row(self.succeeded[action.name], (action.ts, action.step_id, action))
+            if not action.test_id:
+                continue
+            _drop(self.acted, action.test_id, sid)
+            used.add(action.test_id)
+            if action.ok:
+                self.worked[action.test_id] -= 1
+            elif action.error_code == NOT_FOUND:
+                row = (action.ts, action.step_id, action)
+                _remove_row(self.failures[action.test_id], row)
+        for test_id in used:
+            for index in (self.last_used, self.latest_named):
+                if test_id in index:
+                    index[test_id].remove(sid)
 
     def touched(self, session: SessionFacts) -> set[str]:
         """The testIds a session's facts of this screen bear on: those it saw or acted on, and
@@ -352,6 +504,13 @@ class ScreenFacts:
         return ids
 
 
+def _extreme(index: dict[str, Extreme[Any]], test_id: str, *, largest: bool) -> Extreme[Any]:
+    found = index.get(test_id)
+    if found is None:
+        found = index[test_id] = Extreme(largest=largest)
+    return found
+
+
 def _drop(index: dict[str, dict[str, T]], key: str, session_id: str) -> None:
     entries = index.get(key)
     if entries is not None:
@@ -360,62 +519,51 @@ def _drop(index: dict[str, dict[str, T]], key: str, session_id: str) -> None:
             del index[key]
 
 
-def judge(test_id: str, facts: ScreenFacts) -> tuple[list[Action], tuple[Action, str] | None]:
-    """When the successful actions on `test_id` no longer work: those actions, and the action
-    that works instead with the evidence (`renamed` or `not-found`)."""
-    if facts.unique(test_id):
-        return [], None
-    actions = [a for acts in facts.acted.get(test_id, {}).values() for a in acts]
-    worked = [a for a in actions if a.ok]
-    if not worked:
-        return [], None
-    sightings = facts.seen.get(test_id, {})
-    since = max(max((s.last for s in sightings.values()), default=0), *(a.ts for a in worked))
+def judge(test_id: str, facts: ScreenFacts) -> tuple[Action, str] | None:
+    """When the successful actions on `test_id` no longer work: the action that works instead,
+    with the evidence (`renamed` or `not-found`); None while they still work."""
+    if facts.unique(test_id) or not facts.worked.get(test_id):
+        return None
+    used = facts.last_used[test_id].best()
+    assert used is not None  # a testId that worked was used
+    since: int = used[0]
     # An element's identity is the latest successful action's that named it, else its first
     # sighting's (sessions in id order: the live writer and a rebuild must agree).
-    named = [a for a in worked if a.name]
-    if named:
-        latest = max(named, key=_ORDER)
-        identity = (latest.role, latest.name)
-    else:
-        first = min((sid for sid, s in sightings.items() if s.name), default=None)
-        identity = ("", "") if first is None else (sightings[first].role, sightings[first].name)
-    failed = [a for a in actions if not a.ok and a.error_code == NOT_FOUND and a.ts > since]
-    found = _renamed(test_id, identity, since, facts) or _not_found(
-        test_id, identity, sorted(failed, key=_ORDER), facts
+    named = facts.latest_named.get(test_id)
+    first = facts.first_named.get(test_id)
+    identity = (named and named.best()) or (first and first.best())
+    role_name: tuple[str, str] = identity[1] if identity else ("", "")
+    misses = facts.failures.get(test_id, [])
+    failed = [action for _, _, action in misses[_first_after(misses, since) :]]
+    return _renamed(test_id, role_name, since, facts) or _not_found(
+        test_id, role_name, failed, facts
     )
-    return worked, found
 
 
 def _renamed(
     test_id: str, identity: tuple[str, str], since: int, facts: ScreenFacts
 ) -> tuple[Action, str] | None:
     """After `test_id` was last seen, the same element was observed at least
-    `MIN_OBSERVATIONS` times under another testId, and an action on it worked there."""
+    `MIN_OBSERVATIONS` times under another testId, and an action on it worked there (reads
+    only the sightings and successes after `since`)."""
     role, name = identity
     if not name:
         return None
     observations = 0
-    for other in facts.named.get(name, set()) - {test_id}:
-        for sighting in facts.seen.get(other, {}).values():
-            if (
-                sighting.name == name
-                and sighting.first > since
-                and _same_element(role, name, sighting.role, name)
-            ):
-                observations += sighting.count
+    sightings = facts.sighted.get(name, [])
+    for _, sid, other in sightings[_first_after(sightings, since) :]:
+        sighting = facts.seen[other][sid]
+        if other != test_id and _same_element(role, name, sighting.role, name):
+            observations += sighting.count
+            if observations >= MIN_OBSERVATIONS:
+                break
     if observations < MIN_OBSERVATIONS:
         return None
-    works = [
-        a
-        for acts in facts.by_name.get(name, {}).values()
-        for a in acts
-        if a.ok
-        and a.ts > since
-        and a.test_id != test_id
-        and _same_element(role, name, a.role, name)
-    ]
-    return (min(works, key=_ORDER), "renamed") if works else None
+    successes = facts.succeeded.get(name, [])
+    for _, _, action in successes[_first_after(successes, since) :]:
+        if action.test_id != test_id and _same_element(role, name, action.role, name):
+            return action, "renamed"
+    return None
 
 
 def _not_found(

@@ -23,7 +23,8 @@ stdout and the bench-supersede-<size> section of docs/BENCHMARKS.md.
 from the records (what indexing collects), then detection runs over all of them and writes the
 decision files, and live batches are judged as above. It measures detection where building
 the index is the build benchmark's business (1M steps); on one corpus both ways write the same
-decision files.
+decision files. `--no-build` measures the index an earlier run left in `--work` (latencies,
+live batches, precision/recall), keeping its decision files.
 
 Truth: the generator renames testIds on fixed days (`vocab.json` "renames", plus actions'
 `legacy_testId`). A successful click/type/wait_for whose target is such a legacy id (by testId
@@ -248,10 +249,6 @@ def built(store: KnowledgeStore, index_dir: Path, seed: int) -> tuple[int, Facts
     again_seconds = time.perf_counter() - started
     steps = again.steps_indexed
     err(f"rebuild: {again_seconds:.1f} s; timeline, context and search latencies")
-    engine = KnowledgeEngine(store.root, index_dir)
-    reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, seed))
-    queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
-    searches = search_latencies(engine, queries)
     rows = [
         (
             "first build, no decisions on file (detection, then built again from the settled "
@@ -265,10 +262,22 @@ def built(store: KnowledgeStore, index_dir: Path, seed: int) -> tuple[int, Facts
             f"{again_seconds:.1f} s, {steps / again_seconds:,.0f} steps/s (detection "
             f"{again.supersede_seconds:.2f} s, {again.sessions_flagged} sessions re-flagged)",
         ),
+        *latency_rows(store, index_dir, seed),
+    ]
+    return steps, ledger_of(index_dir), rows
+
+
+def latency_rows(store: KnowledgeStore, index_dir: Path, seed: int) -> Rows:
+    """Timeline, context and search latencies in a built index (searches computed every
+    time: the engine's cache of recent answers is off)."""
+    engine = KnowledgeEngine(store.root, index_dir, cache_searches=False)
+    reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, seed))
+    queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
+    searches = search_latencies(engine, queries)
+    return [
         *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
         *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in searches.items()),
     ]
-    return steps, ledger_of(index_dir), rows
 
 
 def facts_only(store: KnowledgeStore, workers: int) -> tuple[int, FactsLedger, Rows]:
@@ -307,6 +316,11 @@ def main() -> None:
         metavar="WORKERS",
         help="no index: read the facts with WORKERS processes, detect, judge live batches",
     )
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="measure the index an earlier run built in --work (its decisions stay on file)",
+    )
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     args = parser.parse_args()
     root = (
@@ -315,13 +329,18 @@ def main() -> None:
         else corpus(args.work, args.steps, args.seed)
     )
     store = KnowledgeStore(root)
-    for old in root.glob("*/superseded.json"):  # detection from scratch
-        old.unlink()
-    if args.facts_only:
-        steps, ledger, rows = facts_only(store, args.facts_only)
+    index_dir = args.work / f"index-{root.parent.parent.name}"
+    if args.no_build:
+        ledger = ledger_of(index_dir)
+        steps = sum(len(store.step_names(s)) for s in ledger.facts)
+        rows = latency_rows(store, index_dir, args.seed)
     else:
-        index_dir = args.work / f"index-{root.parent.parent.name}"
-        steps, ledger, rows = built(store, index_dir, args.seed)
+        for old in root.glob("*/superseded.json"):  # detection from scratch
+            old.unlink()
+        if args.facts_only:
+            steps, ledger, rows = facts_only(store, args.facts_only)
+        else:
+            steps, ledger, rows = built(store, index_dir, args.seed)
     err("live batches, precision and recall")
     truth, decided = truth_and_decisions(ledger)
     indexing, costs = batch_costs(store, ledger)
@@ -347,7 +366,8 @@ def main() -> None:
     )
     out(body)
     if not args.no_write:
-        write_section(f"bench-supersede-{steps // 1000}k", body)
+        size = f"{steps / 1e6:.0f}m" if steps >= 1_000_000 else f"{steps // 1000}k"
+        write_section(f"bench-supersede-{size}", body)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Superseded steps, detected from later sessions' evidence and kept in `superseded.json`."""
 
 import shutil
+import tempfile
 import threading
 import time
+from operator import attrgetter
+from pathlib import Path
 
 import pytest
 import tantivy
@@ -10,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import KnowledgeEngine
-from engine.decisions import FactsLedger, decisions_lock, supersede
+from engine.decisions import FactsLedger, decisions_lock, supersede, write_detected
 from engine.errors import InvalidInput, NotFound
 from engine.live import LiveIndex
-from engine.models import Supersession, now_iso
+from engine.models import SessionMetadata, Supersession, now_iso
 from engine.prior import ScreenContext
+from engine.store import KnowledgeStore
 from engine.supersede import (
     Action,
     Detected,
@@ -377,12 +381,71 @@ def decided(detections: list[Detected]) -> dict[str, tuple[str, str]]:
     return {d.step_id: (d.by.step_id, d.evidence) for d in detections}
 
 
-@settings(max_examples=300, deadline=None)
+def same_element(role: str, name: str, other_role: str, other_name: str) -> bool:
+    return bool(name) and name == other_name and (not role or not other_role or role == other_role)
+
+
+def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
+    """The detection rules written plainly over every session's facts, reading everything:
+    the planner's indexes (which read only what happened after a testId's last use) must
+    decide the same."""
+    order = attrgetter("ts", "step_id")
+    out: dict[str, tuple[str, str]] = {}
+    for screen in {screen for f in sessions for screen in f.screens()}:
+        actions = [a for f in sessions for a in f.actions.get(screen, [])]
+        seen = [(f.session_id, t, s) for f in sessions for t, s in f.seen.get(screen, {}).items()]
+        for test_id in {a.test_id for a in actions if a.test_id}:
+            mine = [a for a in actions if a.test_id == test_id]
+            worked = [a for a in mine if a.ok]
+            if not worked:
+                continue
+            since = max([s.last for _, t, s in seen if t == test_id] + [a.ts for a in worked])
+            named = [a for a in worked if a.name]
+            firsts = sorted((sid, s.role, s.name) for sid, t, s in seen if t == test_id and s.name)
+            if named:
+                role, name = max(named, key=order).role, max(named, key=order).name
+            else:
+                role, name = firsts[0][1:] if firsts else ("", "")
+            found = None
+            observed = sum(
+                s.count
+                for _, t, s in seen
+                if t != test_id and s.first > since and same_element(role, name, s.role, s.name)
+            )
+            works = [
+                a
+                for a in actions
+                if a.ok
+                and a.ts > since
+                and a.test_id != test_id
+                and same_element(role, name, a.role, a.name)
+            ]
+            if observed >= 2 and works:
+                found = (min(works, key=order), "renamed")
+            failed = [a for a in mine if not a.ok and a.error_code == "MM_TARGET_NOT_FOUND"]
+            for miss in sorted((a for a in failed if a.ts > since), key=order):
+                if found is not None:
+                    break
+                session = miss.step_id.split("/")[0]
+                later = [a for a in actions if a.step_id.split("/")[0] == session]
+                retry = next((a for a in later if a.ts > miss.ts and a.tool == miss.tool), None)
+                if retry is None or not retry.ok or retry.test_id == test_id:
+                    continue
+                if name and retry.name and not same_element(role, name, retry.role, retry.name):
+                    continue
+                found = (retry, "not-found")
+            if found is not None:
+                out |= {a.step_id: (found[0].step_id, found[1]) for a in worked}
+    return out
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_the_live_ledger_judges_again_everything_a_change_can_alter(data: st.DataObject) -> None:
     """Sessions arrive, change and disappear in any order: the ledger's screen indexes stay
     equal to ones built from scratch, and every decision a change alters is on a testId the
-    ledger marked to judge again (what the live writer re-plans)."""
+    ledger marked to judge again (what the live writer re-plans); the planner decides what
+    the rules written plainly decide."""
     ledger = FactsLedger({})
     for _ in range(data.draw(st.integers(1, 8))):
         session_id = data.draw(st.sampled_from(["s1", "s2", "s3", "s4"]))
@@ -391,6 +454,7 @@ def test_the_live_ledger_judges_again_everything_a_change_can_alter(data: st.Dat
         before = decided(plan(ledger.facts.values()))
         ledger.update(session_id, new)
         after = decided(plan(ledger.facts.values()))
+        assert after == rules(list(ledger.facts.values()))
         pending = ledger.take_pending()
         targets: dict[str, set[tuple[str, str | None]]] = {}  # a step's, before and after
         for facts in [*ledger.facts.values(), *([old] if old else [])]:
@@ -407,3 +471,85 @@ def test_the_live_ledger_judges_again_everything_a_change_can_alter(data: st.Dat
             assert decided(plan_screen(view)) == decided(plan_screen(fresh))
             assert {t: s for t, s in view.seen.items()} == fresh.seen
             assert view.acted == fresh.acted and view.sessions == fresh.sessions
+
+
+def actions_of(facts: SessionFacts) -> list[Action]:
+    return [a for actions in facts.actions.values() for a in actions]
+
+
+def on_file(store: KnowledgeStore, session_id: str) -> dict[str, str]:
+    """A session's decisions on file: step id -> superseded by."""
+    found, _ = store.read_decisions(session_id)
+    return {
+        f"{session_id}/{stem}": d.supersededBy.stepId for stem, d in found.items() if d.supersededBy
+    }
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_live_replanning_keeps_every_sessions_decisions_equal_to_a_full_plan(
+    data: st.DataObject,
+) -> None:
+    """Sessions arrive, change, lose their decision file and disappear; after each live
+    re-plan (which compares only the changed sessions while a testId's verdict stands), every
+    session's detected decisions, in the ledger and on file, are those a full plan makes."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = KnowledgeStore(Path(folder))
+        ledger = FactsLedger({})
+        for _ in range(data.draw(st.integers(1, 8))):
+            session_id = data.draw(st.sampled_from(["mm-s1", "mm-s2", "mm-s3", "mm-s4"]))
+            known = ledger.facts.get(session_id)
+            if known is not None and data.draw(st.booleans()):
+                # its decision file removed by hand: the same facts, no decisions on file
+                (store.root / session_id / "superseded.json").unlink(missing_ok=True)
+                new: SessionFacts | None = SessionFacts(session_id, known.actions, known.seen)
+            else:
+                new = data.draw(st.none() | session_facts(session_id))
+            if new is None:
+                shutil.rmtree(store.root / session_id, ignore_errors=True)
+            else:
+                store.write_session(SessionMetadata(sessionId=session_id, createdAt=now_iso()))
+                new.detected = on_file(store, session_id)  # what indexing would read
+            ledger.update(session_id, new)
+            write_detected(store, ledger, ledger.take_pending())
+            expected = {d.step_id: d.by.step_id for d in plan(ledger.facts.values())}
+            steps = {a.step_id for f in ledger.facts.values() for a in actions_of(f) if a.test_id}
+            held = {s: by for f in ledger.facts.values() for s, by in f.detected.items()}
+            files = {s: by for sid in ledger.facts for s, by in on_file(store, sid).items()}
+            # a decision about a step that is gone, or no longer acts on a testId, stays on
+            # file (nothing judges that step again)
+            assert {s: b for s, b in held.items() if s in steps} == expected
+            assert {s: b for s, b in files.items() if s in steps} == expected
+
+
+def click(step_id: str, ts: int, test_id: str) -> Action:
+    """A successful click on the element named "send" by `test_id`."""
+    screen, target = "home", f"testId:{test_id}"
+    return Action(
+        step_id, ts, f"t{ts}", screen, test_id, "button", "send", True, None, target, "click"
+    )
+
+
+def test_a_decision_file_removed_by_hand_is_written_again_while_the_verdict_stands(
+    tmp_path: Path,
+) -> None:
+    """The live re-plan compares only changed sessions while a testId's verdict stands: the
+    session whose file lost its decision is one of them."""
+    store = KnowledgeStore(tmp_path)
+    ledger = FactsLedger({})
+    old = SessionFacts(
+        "mm-old",
+        {"home": [click("mm-old/0001-mm_click", 1, "a")]},
+        {"home": {"a": Seen(1, 1, 1, "button", "send")}},
+    )
+    new = SessionFacts(
+        "mm-new",
+        {"home": [click("mm-new/0001-mm_click", 6, "b")]},
+        {"home": {"b": Seen(5, 5, 2, "button", "send")}},
+    )
+    for facts in (old, new, SessionFacts("mm-old", old.actions, old.seen)):
+        store.write_session(SessionMetadata(sessionId=facts.session_id, createdAt=now_iso()))
+        (store.root / facts.session_id / "superseded.json").unlink(missing_ok=True)
+        ledger.update(facts.session_id, facts)
+        write_detected(store, ledger, ledger.take_pending())
+    assert on_file(store, "mm-old") == {"mm-old/0001-mm_click": "mm-new/0001-mm_click"}
