@@ -17,6 +17,7 @@ from engine.semantic import (
     DEFAULT_MIN_SIMILARITY,
     PendingMeaning,
     SemanticLeg,
+    Similarities,
     embeddable,
     nearest_steps,
     semantic_candidates,
@@ -47,11 +48,12 @@ def with_meaning(
     ranked: list[Hit],
     total: int,
     meaning: PendingMeaning,
-) -> tuple[list[Hit], int]:
+) -> tuple[list[Hit], int, Similarities]:
     """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
     fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
     first tier) stay first. `total` counts every keyword match plus the semantic hits that
-    match no keyword."""
+    match no keyword; the query's similarities come back too (an empty answer suggests the
+    nearest texts)."""
     sims = meaning.similarities()
     min_similarity = (
         request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
@@ -76,13 +78,13 @@ def with_meaning(
             hit.exact = key in exact_keys
             candidates[key] = hit
     if request.mode == "semantic":
-        return fuse(list(candidates.values()), 1.0), len(candidates)
+        return fuse(list(candidates.values()), 1.0), len(candidates), sims
     explained = max((hit.coverage for hit in ranked[:RERANK_WINDOW]), default=0.0)
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
     fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
     semantic_only = sum(1 for key in found if key not in matching)
-    return fused, total + semantic_only
+    return fused, total + semantic_only, sims
 
 
 def _keyword_matches(

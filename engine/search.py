@@ -83,13 +83,15 @@ def search(
         hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
         ranked += hits
         total += count
+    phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
     if meaning is not None:
         try:
-            ranked, total = with_meaning(view, request, plan, filters, ranked, total, meaning)
+            ranked, total, sims = with_meaning(view, request, plan, filters, ranked, total, meaning)
+            phrases = meaning.nearest_phrases(sims, searcher) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
     if sessions_asked:
-        return _session_page(view, request, tiers, ranked, mode_used, degraded)
+        return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(
@@ -125,7 +127,7 @@ def search(
         limit=request.limit,
         hasMore=request.offset + len(results) < total,
         results=results,
-        hint=_empty_hint(searcher, request.query) if total == 0 else None,
+        hint=_empty_hint(searcher, request.query, phrases) if total == 0 else None,
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -137,11 +139,12 @@ def _session_page(
     request: SearchInput,
     tiers: list[tantivy.Query],
     ranked: list[Hit],
-    mode_used: str,
-    degraded: str | None,
+    mode: tuple[str, str | None],
+    phrases: list[str],
 ) -> SearchPage:
     """A page of sessions (`types: ["session"]`), ranked by their best step
-    (`engine.session_search`)."""
+    (`engine.session_search`); `mode`: the mode used and why not the one asked for."""
+    mode_used, degraded = mode
     if mode_used == "semantic":
         matching = matching_sessions(view, [], ranked)
     else:  # every keyword match, and the semantic hits that match no keyword
@@ -157,7 +160,7 @@ def _session_page(
         limit=request.limit,
         hasMore=end < len(order),
         results=results,
-        hint=_empty_hint(view.searcher, request.query) if not order else None,
+        hint=_empty_hint(view.searcher, request.query, phrases) if not order else None,
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -280,15 +283,17 @@ def _rescore(
     return {doc_key(address): score for score, address in rescored.hits}
 
 
-def _empty_hint(searcher: tantivy.Searcher, query: str) -> str:
-    """What an empty result can try instead: the flowTags and screens the index knows."""
+def _empty_hint(searcher: tantivy.Searcher, query: str, phrases: list[str]) -> str:
+    """What an empty result can try instead: the flowTags and screens the index knows, and
+    the recorded phrases nearest the query's meaning (spec 004), when it was embedded."""
     flows = sorted(t for t, _ in searcher.terms_with_prefix("flow_tag", "", None, 50))
     screens = sorted(
         t for t, _ in searcher.terms_with_prefix("screen_name", "", None, 50) if t != "unknown"
     )
+    nearest = f" Nearest known phrases: {'; '.join(phrases)}." if phrases else ""
     return (
         f"No steps match {query!r} with these filters. Known flowTags: "
-        f"{', '.join(flows) or 'none'}; known screens: {', '.join(screens) or 'none'}."
+        f"{', '.join(flows) or 'none'}; known screens: {', '.join(screens) or 'none'}.{nearest}"
     )
 
 

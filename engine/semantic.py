@@ -35,6 +35,8 @@ NEAREST_TEXTS = 64
 """Closest distinct texts whose steps become semantic candidates."""
 CANDIDATE_DEPTH = 200
 """Steps fetched for those texts (ordered by their blended score afterwards)."""
+NEAREST_PHRASES = 3
+"""Recorded action texts an empty answer suggests."""
 DEFAULT_MIN_SIMILARITY = 0.2
 """Below this cosine a step is no semantic hit (MiniLM scores unrelated UI texts ~0-0.2)."""
 EMBED_TIMEOUT_S = 1.0
@@ -118,6 +120,20 @@ class PendingMeaning:
         matrix = self.leg.vectors.matrix
         cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
         return Similarities(cos, self.leg.vectors.rows, self.leg.vectors.keys)
+
+    def nearest_phrases(self, sims: "Similarities", searcher: tantivy.Searcher) -> list[str]:
+        """The distinct action texts (what steps did, not goals or screens) nearest the query,
+        best first: what an empty answer suggests instead (spec 004's helpful empty results)."""
+        texts = self.leg.vectors.texts()
+        phrases: list[str] = []
+        for row in np.argsort(-sims.cos, kind="stable"):
+            key = sims.keys[row]
+            text = texts.get(key)
+            if text and text not in phrases and searcher.doc_freq("sem_step", key):
+                phrases.append(text)
+                if len(phrases) == NEAREST_PHRASES:
+                    break
+        return phrases
 
 
 _Job = tuple[Embedder, str, "Future[Vectors]"]

@@ -284,3 +284,14 @@ def test_sessions_are_searched_alone(kb: Knowledge) -> None:
     with pytest.raises(InvalidInput) as bad:
         search(kb, "send", types=["session", "step"])
     assert bad.value.field == "types"
+
+
+def test_an_empty_answer_suggests_the_nearest_recorded_phrases(kb: Knowledge) -> None:
+    """Spec 004's helpful empty result: nothing passes the similarity asked for, so the hint
+    names the recorded texts nearest the query's meaning (keyword mode embeds nothing)."""
+    empty = search(kb, "reopen the vault with my secret", minSimilarity=1.0)
+    assert empty.total == 0 and empty.hint is not None
+    nearest = empty.hint.split("Nearest known phrases: ", 1)[1]
+    assert "unlock" in nearest.split(";")[0]
+    keyword = search(kb, "reopen the vault with my secret", mode="keyword")
+    assert keyword.total == 0 and "Nearest" not in (keyword.hint or "")
