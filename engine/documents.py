@@ -44,6 +44,13 @@ def value_tokens(value: str) -> tuple[str, ...]:
 def field_text(values: Iterable[str | None]) -> str:
     """Distinct tokens of several values, space-joined for a `whitespace` field; at most
     `FIELD_TOKENS` of them, so one record cannot flood the index's (and typo) vocabulary."""
+    return _field_text(tuple(values))
+
+
+@lru_cache(maxsize=32_768)
+def _field_text(values: tuple[str | None, ...]) -> str:
+    """(cached: agents see the same screens again and again, so most steps' fields repeat an
+    earlier step's values exactly; hashing the values costs a tenth of analysing them)"""
     seen: dict[str, None] = {}
     for value in values:
         if value:
@@ -118,11 +125,13 @@ class SessionContext:
     texts: dict[str, str] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
 
-    def advance(self, record: StepRecord) -> None:
-        """Move past `record`: its observation (taken after the action) is what comes next
-        (scrubbed: a secret shown on screen must not become a later step's target name)."""
-        obs = scrub_step(record, self.refs).observation
-        self.screen = effective_screen(record)
+    def advance(self, scrubbed: StepRecord) -> None:
+        """Move past a record already scrubbed against this context (`scrub_step(record,
+        self.refs)`: a secret shown on screen must not become a later step's target name; the
+        caller has scrubbed it to use it, and scrubbing costs as much as the rest of a step's
+        analysis): its observation (taken after the action) is what comes next."""
+        obs = scrubbed.observation
+        self.screen = effective_screen(scrubbed)
         self.url = obs.state.currentUrl
         if obs.a11y.nodes:
             self.refs = {n.ref: (n.role, n.name) for n in obs.a11y.nodes}
@@ -177,7 +186,8 @@ def session_evidence(meta: SessionMetadata) -> dict[str, Any]:
 
 
 def step_document(
-    step: LoadedStep,
+    step_id: str,
+    record: StepRecord,
     seq: int,
     shared: dict[str, Any],
     context: SessionContext,
@@ -185,13 +195,13 @@ def step_document(
     decision: Supersession | None = None,
     facts: FactsCollector | None = None,
 ) -> dict[str, Any]:
-    """One step; `context` is the session as the agent saw it just before this step.
+    """One step (`record` scrubbed against `context`); `context` is the session as the agent saw
+    it just before this step.
 
     `decision` (from the session's `superseded.json`) flags the step as superseded; `facts`
     collects what supersede detection needs, with the same resolved target and screens.
     """
     goal = meta.goal
-    record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
     target = resolve_target(record, context)
     evidence = session_evidence(meta)
     obs = record.observation
@@ -227,7 +237,7 @@ def step_document(
     if facts is not None:
         described = target.describe() if target else ""
         role, name = (target.role, target.name) if target else (None, None)
-        facts.add(step.step_id, record, on_screen, screen, role, name, described)
+        facts.add(step_id, record, on_screen, screen, role, name, described)
     fields = {
         "tool": field_text([record.tool.name]),
         "screen": field_text([on_screen] if on_screen != "unknown" else []),
@@ -255,7 +265,7 @@ def step_document(
     doc.update(
         {
             "doc_type": DOC_STEP,
-            "step_id": step.step_id,
+            "step_id": step_id,
             "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
             "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
@@ -307,10 +317,13 @@ def step_documents(
     collector = FactsCollector(facts) if facts is not None else None
     docs = []
     for seq, step in enumerate(steps, start_seq):
+        record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
         if only is None or step.step_id in only:
             decision = decisions.get(step.step_id.split("/", 1)[1]) if decisions else None
-            docs.append(step_document(step, seq, shared, context, meta, decision, collector))
-        context.advance(step.record)
+            docs.append(
+                step_document(step.step_id, record, seq, shared, context, meta, decision, collector)
+            )
+        context.advance(record)
     return docs
 
 

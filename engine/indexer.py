@@ -10,8 +10,9 @@ import multiprocessing
 import os
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +36,12 @@ PARALLEL_WORKERS = min(8, 2 * (os.cpu_count() or 1))
 """Workers reading and analysing sessions. Twice the cores: on a cold page cache each worker
 waits on the disk much of the time (100k steps, 2 cores: 1 worker 2,800 steps/s, 4 workers
 5,700; warm cache 9,400)."""
+CHUNK_SESSIONS = 16
+"""Sessions a worker reads and analyses per task (one round trip for ~800 steps)."""
+CHUNKS_AHEAD = 2 * PARALLEL_WORKERS
+"""Tasks handed out before the writer has taken the oldest one's documents: enough to keep
+every worker busy, few enough that analysed documents never pile up in memory when the writer
+is the slower side (handing out every session at once held a whole 1M build's documents)."""
 
 
 @dataclass
@@ -129,9 +136,24 @@ def _map(
         for session_id, more in zip(ids, extra, strict=True):
             yield function(root, session_id, more)
         return
+    calls = list(zip(ids, extra, strict=True))
     context = multiprocessing.get_context("spawn")  # the writer has threads: never fork it
     with ProcessPoolExecutor(max_workers=PARALLEL_WORKERS, mp_context=context) as pool:
-        yield from pool.map(function, [root] * len(ids), ids, extra, chunksize=16)
+        running: deque[Future[list[T]]] = deque()
+        for start in range(0, len(calls), CHUNK_SESSIONS):
+            chunk = calls[start : start + CHUNK_SESSIONS]
+            running.append(pool.submit(_map_chunk, function, root, chunk))
+            if len(running) >= CHUNKS_AHEAD:
+                yield from running.popleft().result()
+        while running:
+            yield from running.popleft().result()
+
+
+def _map_chunk(
+    function: Callable[[Path, str, Any], T], root: Path, chunk: list[tuple[str, Any]]
+) -> list[T]:
+    """One worker's share of `_map`: consecutive sessions, one round trip."""
+    return [function(root, session_id, more) for session_id, more in chunk]
 
 
 def sync(

@@ -10,6 +10,7 @@ few hundred distinct step texts).
 """
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from engine.embedder import MODEL_ID
@@ -56,6 +57,12 @@ def words(identifier: str | None) -> str:
     """`coin-overview-send` -> `coin overview send`, `sendButton` -> `send button`."""
     if not identifier:
         return ""
+    return _words(identifier)
+
+
+@lru_cache(maxsize=16_384)
+def _words(identifier: str) -> str:
+    """(cached: the same testIds and screen names recur on every step)"""
     spaced = _CAMEL.sub(" ", identifier)
     return " ".join(w for w in _ID_SEPARATORS.split(spaced) if w).lower()
 

@@ -110,6 +110,12 @@ def _chip_words(record: StepRecord) -> list[str]:
     return found + [text.split()[-1].lstrip("0123456789.):") for text in found]
 
 
+@lru_cache(maxsize=65_536)
+def _looks_like_secret_text(text: str) -> bool:
+    """`looks_like_secret` of observed text (cached: the same names are seen on every step)."""
+    return looks_like_secret(text)
+
+
 def _typed_places(record: StepRecord) -> Iterator[tuple[str, Any]]:
     """(key, value) of the parts of a record an agent typed into: `tool.input` and unknown
     fields of the tool and the record (`args`, …)."""
@@ -123,19 +129,24 @@ def _typed_places(record: StepRecord) -> Iterator[tuple[str, Any]]:
             yield key, value
 
 
-def _strings(key: str, value: Any) -> Iterator[tuple[str, str | list[Any]]]:
-    """Every string (and list of strings) under `value`, with the key it sits under."""
+def _strings(
+    key: str, value: Any, found: list[tuple[str, str | list[Any]]] | None = None
+) -> list[tuple[str, str | list[Any]]]:
+    """Every string (and list of strings) under `value`, with the key it sits under, in order
+    (appended to `found`; a list, not a generator: this runs on every field of every step)."""
+    found = [] if found is None else found
     if isinstance(value, str):
-        yield key, value
+        found.append((key, value))
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(str(k), v)
+            _strings(str(k), v, found)
     elif isinstance(value, list):
         if value and all(isinstance(v, str) for v in value):
-            yield key, value
+            found.append((key, value))
         else:
             for item in value:
-                yield from _strings(key, item)
+                _strings(key, item, found)
+    return found
 
 
 def _target_descriptions(
@@ -168,7 +179,9 @@ def _flatten(value: str | list[Any]) -> list[str]:
 
 def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[str]:
     """The secret values typed in `record` (in record order, typed text first)."""
-    typed = [pair for key, value in _typed_places(record) for pair in _strings(key, value)]
+    typed: list[tuple[str, str | list[Any]]] = []
+    for key, value in _typed_places(record):
+        _strings(key, value, typed)
     secret_target = bool(record.tool.textRedacted) or any(
         map(is_secret, _target_descriptions(record, typed, earlier or {}))
     )
@@ -180,9 +193,9 @@ def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[s
             found.append(text)
     for item in record.observation.testIds:
         field = item.tag in FIELD_TAGS and is_secret(item.testId)
-        if item.text and (field or looks_like_secret(item.text)):
+        if item.text and (field or _looks_like_secret_text(item.text)):
             found.append(item.text)
-    found += [n.name for n in record.observation.a11y.nodes if looks_like_secret(n.name)]
+    found += [n.name for n in record.observation.a11y.nodes if _looks_like_secret_text(n.name)]
     found += _chip_words(record)
     return [s for s in dict.fromkeys(found) if s and s != REDACTED]
 

@@ -19,6 +19,7 @@ from engine.documents import SessionContext, session_documents, step_documents
 from engine.index import MANIFEST_FILE, IndexWriter
 from engine.indexer import SyncReport
 from engine.models import SessionMetadata
+from engine.redaction import scrub_step
 from engine.store import (
     FileSig,
     KnowledgeStore,
@@ -143,7 +144,7 @@ def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> In
         files[name] = listing.files[name]
     context = SessionContext()
     for step in loaded.steps:
-        context.advance(step.record)
+        context.advance(scrub_step(step.record, context.refs))
     return IndexedSession(
         loaded.meta_sig,
         listing.decisions_sig,

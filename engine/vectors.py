@@ -18,6 +18,7 @@ holds (same key, same model: the same vector), so only texts new since then are 
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,10 @@ TEXTS_FILE = "vectors.texts"
 KEY_BYTES = 8
 
 
+@lru_cache(maxsize=16_384)
 def text_key(model_id: str, text: str) -> str:
-    """The store key of a text under a model (16 hex chars)."""
+    """The store key of a text under a model (16 hex chars; cached: most steps share their
+    texts with earlier steps)."""
     return hashlib.blake2b(f"{model_id}\0{text}".encode(), digest_size=KEY_BYTES).hexdigest()
 
 

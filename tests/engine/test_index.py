@@ -6,7 +6,7 @@ import orjson
 import pytest
 import tantivy
 
-from engine import KnowledgeEngine
+from engine import KnowledgeEngine, indexer
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.indexer import ensure_index, rebuild
@@ -231,3 +231,20 @@ def test_rebuild_is_idempotent(two_sessions):
     second = rebuild(kb.store, kb.index_dir)
     assert (first.sessions_indexed, first.steps_indexed) == (second.sessions_indexed, 3)
     assert kb.search("eth").total == 3
+
+
+def test_parallel_analysis_hands_back_every_session_in_order(kb, monkeypatch):
+    """A bulk build analyses sessions in worker processes, a few small tasks ahead of the
+    writer: every session comes back once, in order, as this process would have made it."""
+    count = indexer.PARALLEL_MIN_SESSIONS
+    ids = [kb.session(f"mm-s{i:03d}", goal=f"Goal {i}") for i in range(count)]
+    for session_id in ids:
+        kb.step(session_id, test_id=f"button-{session_id}")
+    monkeypatch.setattr(indexer, "CHUNK_SESSIONS", 3)
+    monkeypatch.setattr(indexer, "CHUNKS_AHEAD", 2)
+    signatures = [None] * len(ids)
+    parallel = list(indexer._map(indexer.prepare_session, kb.root, ids, signatures))
+    assert [p.session_id for p in parallel] == ids
+    assert [p.documents for p in parallel] == [
+        indexer.prepare_session(kb.root, session_id).documents for session_id in ids
+    ]
