@@ -60,6 +60,8 @@ class Proc:
     log: Path
     max_rss_kb: int | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    cpu_s: float = 0.0
+    """User + system CPU seconds of the process and every child it waited for."""
 
     @property
     def ok(self) -> bool:
@@ -99,7 +101,7 @@ def run(cmd: list[str], log: Path, measure_rss: bool = False) -> Proc:
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", tfile.read_text())
         rss = int(m.group(1)) if m else None
         tfile.unlink(missing_ok=True)
-    res = Proc(cmd, p.returncode, stdout, wall, log, rss)
+    res = Proc(cmd, p.returncode, stdout, wall, log, rss, cpu_s=usage.ru_utime + usage.ru_stime)
     if not res.ok:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         err(f"  ! exit {res.rc} after {wall:.1f}s; last lines of {log}:")

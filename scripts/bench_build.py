@@ -1,0 +1,164 @@
+"""Build throughput: `knowhow reindex` of a knowledge root into an empty index dir, and where
+its CPU goes (issues 7 and 8: >= 5,000 steps/s end to end at 100k and 1M).
+
+    KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_build.py \\
+        --root CORPUS/test-artifacts/llm-knowledge --work /tmp/bench-build [--write]
+
+Or `--steps N` to generate a corpus (gen_corpus.py, seed 7) under WORK. The root is indexed
+through a hard-linked private copy (indexing writes supersede decisions into the root; the
+first build of a fresh corpus builds twice, so the copy is built once first, untimed, unless
+`--cold-root`). Reported, for one timed build:
+- engine seconds (the report's), wall seconds, steps/s;
+- CPU seconds of the build process and its analysis workers, and CPU per step: on a machine
+  shared with other jobs this is the measure that holds (on two idle cores the rate is bounded
+  by 2 / CPU per step);
+- peak RSS (the largest process), distinct embedded texts and steps per text;
+- embedding CPU per distinct text: the generation's texts embedded again in this process;
+- analysis CPU per step: reading and analysing the first sessions in this process (warm).
+Compare two trees by running it with `PYTHONPATH=<tree>` for each, in the same window
+(`--analysis-only` measures just the last item, quickly, without building).
+"""
+
+import argparse
+import os
+import shutil
+import time
+from pathlib import Path
+
+from bench_common import (
+    err,
+    fmt,
+    knowhow_cmd,
+    last_json,
+    machine,
+    machine_md,
+    md_table,
+    out,
+    private_copy,
+    run,
+    write_section,
+)
+
+SECTION = "bench-build"
+
+
+def reindex(root: Path, index: Path, log: Path) -> dict[str, float]:
+    """One `knowhow reindex --json` into an empty `index`."""
+    shutil.rmtree(index, ignore_errors=True)
+    cmd = [*knowhow_cmd(), "reindex", "--root", str(root), "--index", str(index), "--json"]
+    load = os.getloadavg()[0]
+    p = run(cmd, log, measure_rss=True)
+    info = last_json(p.stdout)
+    if not p.ok or not info:
+        raise SystemExit(f"reindex failed (exit {p.rc}), see {log}")
+    result = info["result"]
+    assert isinstance(result, dict)
+    steps = int(result["steps"])
+    return {
+        "steps": steps,
+        "engine_s": float(result["seconds"]),
+        "wall_s": p.wall_s,
+        "cpu_s": p.cpu_s,
+        "rss_mb": (p.max_rss_kb or 0) / 1024,
+        "flagged": int(result["sessionsFlagged"]),
+        "load": load,
+    }
+
+
+def embedding_cost(generation: Path) -> tuple[int, float]:
+    """(distinct texts, CPU ms per text) of embedding the generation's texts again."""
+    import orjson
+
+    from engine.embedder import load_embedder
+    from engine.vectors import TEXTS_FILE
+
+    lines = (generation / TEXTS_FILE).read_bytes().splitlines()
+    texts = [str(orjson.loads(line)[1]) for line in lines]
+    embedder = load_embedder()
+    embedder.embed(texts[:32])  # warm-up
+    started = time.process_time()
+    embedder.embed(texts)
+    return len(texts), (time.process_time() - started) * 1000 / max(1, len(texts))
+
+
+def analysis_cost(root: Path, sessions: int) -> float:
+    """CPU ms per step of reading and analysing the first sessions in this process (after a
+    warm-up): what each build worker spends per step."""
+    from engine.indexer import prepare_session
+    from engine.store import KnowledgeStore
+
+    ids = KnowledgeStore(root).session_ids()[:sessions]
+    for session_id in ids[:20]:
+        prepare_session(root, session_id)
+    started = time.process_time()
+    steps = sum(prepare_session(root, session_id).steps for session_id in ids)
+    return (time.process_time() - started) * 1000 / max(1, steps)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--root", type=Path, help="a knowledge root (llm-knowledge folder)")
+    source.add_argument("--steps", type=int, help="generate a corpus of this many steps")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/bench-build"))
+    parser.add_argument("--cold-root", action="store_true", help="time the first build")
+    parser.add_argument("--write", action="store_true", help="write docs/BENCHMARKS.md")
+    parser.add_argument("--sessions", type=int, default=200, help="sessions analysed apart")
+    parser.add_argument(
+        "--analysis-only", action="store_true", help="only the analysis CPU per step (no build)"
+    )
+    args = parser.parse_args()
+    if args.analysis_only and args.root:
+        out(f"analysis CPU ms/step: {analysis_cost(args.root, args.sessions):.3f}")
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.steps:
+        from bench_common import ensure_corpus
+
+        corpus = ensure_corpus(args.work, args.steps, 7).parents[1]
+    else:
+        corpus = args.root.resolve().parents[1]
+    root = private_copy(corpus, args.work / "root-copy")
+    index = args.work / "index"
+    if not args.cold_root:
+        err("settling the copy's supersede decisions (untimed build)")
+        reindex(root, index, args.work / "logs" / "settle.log")
+    err("timed build")
+    build = reindex(root, index, args.work / "logs" / "build.log")
+    generation = next(index.glob("gen-*"))
+    texts, embed_ms = embedding_cost(generation)
+    analysis_ms = analysis_cost(root, args.sessions)
+    steps = build["steps"]
+    row = [
+        f"{steps:,}",
+        f"{build['engine_s']:.1f} / {build['wall_s']:.1f}",
+        fmt(steps / build["engine_s"], 0),
+        f"{build['cpu_s']:.1f}",
+        fmt(build["cpu_s"] * 1000 / steps, 3),
+        fmt(build["rss_mb"], 0),
+        f"{texts:,} ({steps / max(1, texts):.0f})",
+        fmt(embed_ms, 1),
+        fmt(analysis_ms, 3),
+        fmt(build["load"], 1),
+    ]
+    headers = [
+        "steps",
+        "engine / wall s",
+        "steps/s",
+        "CPU s",
+        "CPU ms/step",
+        "peak RSS MB",
+        "distinct texts (steps per text)",
+        "embed CPU ms/text",
+        "analysis CPU ms/step",
+        "load",
+    ]
+    table = md_table(headers, [row])
+    out(table)
+    if args.write:
+        body = "## Build throughput (`scripts/bench_build.py`)\n\n" + machine_md(machine())
+        write_section(SECTION, body + "\n" + table)
+
+
+if __name__ == "__main__":
+    main()
