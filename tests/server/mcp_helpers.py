@@ -100,10 +100,12 @@ async def ok(client: Client, name: str, args: dict[str, Any]) -> Any:
     return envelope["result"]
 
 
-async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 30.0) -> T:
+async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 90.0) -> T:
     """Poll `check` until it returns something truthy (then return it) or time runs out.
 
-    The timeout is generous so a loaded CI machine cannot fail a test; speed is for benchmarks."""
+    The timeout is generous so a loaded CI machine cannot fail a test (30 s was once too short
+    for the live index to report a skipped link on a machine at load 12); a passing check
+    returns at once, so only a failing test waits it out. Speed is for benchmarks."""
     deadline = time.monotonic() + timeout
     while True:
         value = await check()
