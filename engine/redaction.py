@@ -99,14 +99,14 @@ def _chip_words(record: StepRecord) -> list[str]:
         for item in record.observation.testIds
         if item.text and is_secret(item.testId) and _CHIP_WORD.fullmatch(item.text.strip())
     ]
-    run: list[str] = []
-    for node in [*record.observation.a11y.nodes, None]:
-        name = node.name.strip() if node else ""
-        if node and _CHIP_WORD.fullmatch(name):
-            run.append(node.name)
-        elif not (node and (not name or _NUMBER_ONLY.fullmatch(name))):
-            found += run if len(run) >= min(_PHRASE_LENGTHS) else []
-            run = []
+    runs: list[list[str]] = [[]]
+    for node in record.observation.a11y.nodes:
+        name = node.name.strip()
+        if _CHIP_WORD.fullmatch(name):
+            runs[-1].append(node.name)
+        elif name and not _NUMBER_ONLY.fullmatch(name):  # any other node ends a run
+            runs.append([])
+    found += [name for run in runs if len(run) >= min(_PHRASE_LENGTHS) for name in run]
     return found + [text.split()[-1].lstrip("0123456789.):") for text in found]
 
 
