@@ -98,6 +98,17 @@ class ResolvedTarget:
             return f"ref:{self.a11y_ref}"
         return ""
 
+    @classmethod
+    def from_payload(cls, target: PayloadTarget) -> "ResolvedTarget":
+        """The target a step payload stores (the inverse of `payload`)."""
+        return cls(
+            target.get("testId"),
+            target.get("selector"),
+            target.get("a11yRef"),
+            target.get("role"),
+            target.get("name"),
+        )
+
     def payload(self) -> PayloadTarget:
         """The target as stored in the step payload (empty values left out)."""
         target: PayloadTarget = {}

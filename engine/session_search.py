@@ -148,14 +148,7 @@ def recipe(
 
 
 def _recipe_action(step_id: str, payload: StepPayload) -> RecipeAction:
-    target = payload.get("target") or {}
-    resolved = ResolvedTarget(
-        target.get("testId"),
-        target.get("selector"),
-        target.get("a11yRef"),
-        target.get("role"),
-        target.get("name"),
-    )
+    resolved = ResolvedTarget.from_payload(payload.get("target") or {})
     return RecipeAction(
         stepId=step_id,
         tool=payload["tool"],
