@@ -19,17 +19,21 @@ and a step holding a whole identifier the query typed (the keyword leg's exact t
 from dataclasses import dataclass
 from typing import Any
 
+import tantivy
+
 RERANK_WINDOW = 100
 """Keyword hits reranked (and fused with the semantic candidates) per search."""
 
 
 @dataclass
 class Hit:
-    """A candidate of either leg, with what each leg said about it."""
+    """A candidate of either leg, with what each leg said about it. Its stored document is
+    read when first asked for (most semantic candidates never reach a page: they are scored
+    from fast fields, `engine.semantic.Similarities.of_documents`)."""
 
     key: tuple[int, int]
-    doc: Any
-    step_id: str
+    address: tantivy.DocAddress
+    searcher: tantivy.Searcher
     created: int
     keyword: float | None = None
     """Keyword score after the rerank (None: not a keyword match)."""
@@ -40,18 +44,52 @@ class Hit:
     """In the keyword leg's first tier: it holds a whole identifier the query typed."""
     coverage: float = 0.0
     """The share of the query's concepts it covers (keyword hits of the rerank window)."""
+    score: float = 0.0
+    tie: tuple[bool, float, int] | None = None
+    """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""
+    read: Any = None
+    """The stored document, once read (`doc`)."""
+
+    @property
+    def doc(self) -> Any:
+        if self.read is None:
+            self.read = self.searcher.doc(self.address)
+        return self.read
+
+    @property
+    def step_id(self) -> str:
+        return str(self.doc["step_id"][0])
 
     @property
     def session_id(self) -> str:
         return str(self.doc["session_id"][0])
-
-    score: float = 0.0
 
     @property
     def match_type(self) -> str:
         if self.keyword is not None and self.semantic_match:
             return "both"
         return "keyword" if self.keyword is not None else "semantic"
+
+
+def settle(hits: list[Hit], start: int, end: int) -> None:
+    """Put the hits that `fuse` left tied (equal `tie`) in step-id order wherever they touch
+    `hits[start:end]`, in place: the order is then that of sorting by (tie, step id), but only
+    the tied hits a page reaches have their documents read for their step ids."""
+    start, end = min(start, len(hits)), min(end, len(hits))
+    while 0 < start < len(hits) and _tied(hits[start - 1], hits[start]):
+        start -= 1
+    while 0 < end < len(hits) and _tied(hits[end - 1], hits[end]):
+        end += 1
+    run = start
+    for i in range(start + 1, end + 1):
+        if i == end or not _tied(hits[i - 1], hits[i]):
+            if i - run > 1:
+                hits[run:i] = sorted(hits[run:i], key=lambda hit: hit.step_id)
+            run = i
+
+
+def _tied(first: Hit, second: Hit) -> bool:
+    return first.tie is not None and first.tie == second.tie
 
 
 def semantic_weight(explained: float) -> float:
@@ -64,12 +102,18 @@ def semantic_weight(explained: float) -> float:
 def fuse(hits: list[Hit], weight: float) -> list[Hit]:
     """Score and order the candidates: exact matches first (a semantic-only hit never
     outranks one), then the convex combination, newest session, step id (a stable order for
-    paging)."""
+    paging; hits tied but for their step ids are ordered by `settle`, once a page needs it)."""
     best_kw = max((h.keyword for h in hits if h.keyword is not None), default=0.0) or 1.0
     best_sim = max((h.similarity for h in hits if h.similarity is not None), default=0.0) or 1.0
     for hit in hits:
         kw = (hit.keyword or 0.0) / best_kw
         sim = (hit.similarity or 0.0) / best_sim
         hit.score = (1 - weight) * kw + weight * sim
-    hits.sort(key=lambda h: (not h.exact, -round(h.score, 9), -h.created, h.step_id))
+    hits.sort(key=_fused_order)
+    for hit in hits:
+        hit.tie = _fused_order(hit)
     return hits
+
+
+def _fused_order(hit: Hit) -> tuple[bool, float, int]:
+    return (not hit.exact, -round(hit.score, 9), -hit.created)

@@ -3,8 +3,6 @@ semantic candidates fused with the keyword rerank window (`engine.hybrid.fuse`),
 semantic-only hit matched. Exact matches (the keyword leg's first tier) stay first.
 """
 
-from typing import Any
-
 import tantivy
 
 from engine.clauses import doc_key, unscored
@@ -58,25 +56,31 @@ def with_meaning(
     min_similarity = (
         request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
     )
-    fetched = {hit.key: hit.doc for hit in ranked}
     near = nearest_steps(view.schema, sims)
-    found = semantic_candidates(view, filters, near, sims, min_similarity, fetched)
+    found = semantic_candidates(view, filters, near, sims, min_similarity)
     matching = _keyword_matches(view, filters, near, plan, found)
     exact_keys = {hit.key for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
     if request.mode != "semantic":
-        for hit in ranked[:RERANK_WINDOW]:
-            hit.similarity = sims.of(hit.doc)
+        window = ranked[:RERANK_WINDOW]
+        similarities = sims.of_documents(view.searcher, [hit.address for hit in window])
+        for hit, similarity in zip(window, similarities, strict=True):
+            hit.similarity = similarity
             hit.semantic_match = hit.similarity >= min_similarity
             candidates[hit.key] = hit
-    for key, (similarity, doc) in found.items():
-        if key not in candidates:
-            step_id = str(doc["step_id"][0])
-            hit = Hit(key, doc, step_id, int(doc["created"][0]), similarity=similarity)
-            hit.keyword = 0.0 if key in matching else None
-            hit.semantic_match = True
-            hit.exact = key in exact_keys
-            candidates[key] = hit
+    new = [(key, address) for key, (_, address) in found.items() if key not in candidates]
+    created = view.searcher.fast_field_values("created", [address for _, address in new])
+    for (key, address), when in zip(new, created, strict=True):
+        candidates[key] = Hit(
+            key,
+            address,
+            view.searcher,
+            int(when or 0),
+            keyword=0.0 if key in matching else None,
+            similarity=found[key][0],
+            semantic_match=True,
+            exact=key in exact_keys,
+        )
     if request.mode == "semantic":
         return fuse(list(candidates.values()), 1.0), len(candidates), sims
     explained = max((hit.coverage for hit in ranked[:RERANK_WINDOW]), default=0.0)
@@ -92,7 +96,7 @@ def _keyword_matches(
     filters: FilterClauses,
     near: tantivy.Query | None,
     plan: PlannedQuery,
-    found: dict[tuple[int, int], tuple[float, Any]],
+    found: dict[tuple[int, int], tuple[float, tantivy.DocAddress]],
 ) -> set[tuple[int, int]]:
     """Which semantic candidates the keyword query matches (retrieval clauses, as `total`
     counts), asked without naming them: the candidates are the first `CANDIDATE_DEPTH` steps

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 from engine.embedder import MODEL_ID
 from engine.labels import DISCOVERY_TOOLS, tool_action
 from engine.payload import StepPayload
-from engine.vectors import text_key
+from engine.schema import KEY_COLUMNS
+from engine.vectors import key_number, text_key
 
 MAX_SCREEN_NAMES = 12
 """Visible names in a screen text: the first ones (headings and main buttons come first)."""
@@ -167,12 +168,13 @@ def memory_type(tool_name: str) -> str:
 
 def memory_fields(payload: StepPayload, landed_url: str | None) -> dict[str, object]:
     """The fields a step document gets for semantic search: its memory type, the keys of its
-    texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none) and the texts
-    to embed under `EMBED_TEXTS`. `landed_url`: the URL the step's observation shows (the
-    payload keeps the one acted on)."""
+    texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none; the first two
+    also as numbers, `schema.KEY_COLUMNS`) and the texts to embed under `EMBED_TEXTS`.
+    `landed_url`: the URL the step's observation shows (the payload keeps the one acted on)."""
     texts = memory_texts(payload, landed_url)
     keys = {kind: text_key(MODEL_ID, text) for kind, text in texts.items()}
     fields: dict[str, object] = {f"sem_{kind}": keys.get(kind, "") for kind in MEMORY_TYPES}
+    fields.update((column, key_number(keys[k])) for k, column in KEY_COLUMNS.items() if k in keys)
     fields["memory_type"] = memory_type(payload["tool"])
     fields[EMBED_TEXTS] = {keys[kind]: text for kind, text in texts.items()}
     return fields

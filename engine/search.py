@@ -22,7 +22,7 @@ from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
 from engine.filters import FilterClauses, ReadView, epoch_ms_of, search_filters
-from engine.hybrid import RERANK_WINDOW, Hit
+from engine.hybrid import RERANK_WINDOW, Hit, settle
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
 from engine.matched import page_evidence
@@ -91,7 +91,9 @@ def search(
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
     if sessions_asked:
+        settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
         return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases)
+    settle(ranked, request.offset, end)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
     evidence = page_evidence(
@@ -235,32 +237,35 @@ def _rank_tier(
     if need <= 0:
         return [], total
     head = found.hits[:RERANK_WINDOW]
-    docs = {doc_key(address): searcher.doc(address) for _, address in head}
+    docs = {doc_key(address): (address, searcher.doc(address)) for _, address in head}
     scores = {doc_key(address): score for score, address in head}
     if len(plan.clauses) < len(plan.all_clauses):
-        scores = _rescore(view, docs, plan)
+        scores = _rescore(view, {key: doc for key, (_, doc) in docs.items()}, plan)
     reranked, coverages = [], []
-    for key, doc in docs.items():
+    for key, (_, doc) in docs.items():
         ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
         age_ms = now_ms - int(doc["created"][0])
         factor, coverage = _rerank_factor(ok, step_tokens, error_tokens, plan, age_ms)
         reranked.append(scores.get(key, 0.0) * factor)
         coverages.append(coverage)
-    ids = [str(doc["step_id"][0]) for doc in docs.values()]
+    ids = [str(doc["step_id"][0]) for _, doc in docs.values()]
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
-    ranked = [
-        Hit(key, doc, step_id, int(doc["created"][0]), final, score=final, exact=exact)
-        for final, step_id, (key, doc) in zip(finals, ids, docs.items(), strict=True)
+    window = [
+        Hit(key, address, searcher, int(doc["created"][0]), final, score=final, exact=exact)
+        for final, (key, (address, doc)) in zip(finals, docs.items(), strict=True)
     ]
-    for hit, coverage in zip(ranked, coverages, strict=True):
-        hit.coverage = coverage
-    ranked.sort(key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
-    for score, address in found.hits[len(ranked) :]:
-        doc = searcher.doc(address)
-        step_id, created = str(doc["step_id"][0]), int(doc["created"][0])
-        ranked.append(Hit(doc_key(address), doc, step_id, created, score, score=score, exact=exact))
+    for hit, coverage, (_, doc) in zip(window, coverages, docs.values(), strict=True):
+        hit.coverage, hit.read = coverage, doc
+    ranked = sorted(window, key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
+    # Past the window, BM25 order; a document is read only if it reaches a page.
+    past = found.hits[len(window) :]
+    created = searcher.fast_field_values("created", [address for _, address in past])
+    ranked += [
+        Hit(doc_key(address), address, searcher, int(when or 0), score, score=score, exact=exact)
+        for (score, address), when in zip(past, created, strict=True)
+    ]
     return ranked, total
 
 

@@ -28,7 +28,8 @@ from threadpoolctl import threadpool_limits
 from engine.clauses import doc_key
 from engine.embedder import Embedder, Vectors
 from engine.filters import FilterClauses, ReadView
-from engine.vectors import VectorReader
+from engine.schema import KEY_COLUMNS
+from engine.vectors import KeyNumbers, VectorReader
 
 SCREEN_WEIGHT = 0.3
 NEAREST_TEXTS = 64
@@ -119,7 +120,8 @@ class PendingMeaning:
             ) from None
         matrix = self.leg.vectors.matrix
         cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
-        return Similarities(cos, self.leg.vectors.rows, self.leg.vectors.keys)
+        vectors = self.leg.vectors
+        return Similarities(cos, vectors.rows, vectors.keys, vectors.numbered)
 
     def nearest_phrases(self, sims: "Similarities", searcher: tantivy.Searcher) -> list[str]:
         """The distinct action texts (what steps did, not goals or screens) nearest the query,
@@ -167,17 +169,24 @@ class Similarities:
     cos: Vectors
     rows: dict[str, int]
     keys: list[str]
+    numbered: "KeyNumbers"
 
-    def of(self, doc: tantivy.Document) -> float:
-        """The blended similarity of a step document (0 for texts without a vector)."""
-        step = self._cos(doc, "sem_step")
-        screen = self._cos(doc, "sem_screen")
-        return max(0.0, (step + SCREEN_WEIGHT * screen) / (1 + SCREEN_WEIGHT))
+    def of_documents(
+        self, searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
+    ) -> list[float]:
+        """The blended similarity of step documents (0 for texts without a vector), from the
+        key columns (`schema.KEY_COLUMNS`): no stored document is read."""
+        step = self._cos(searcher.fast_field_values(KEY_COLUMNS["step"], addresses))
+        screen = self._cos(searcher.fast_field_values(KEY_COLUMNS["screen"], addresses))
+        blend = (step + SCREEN_WEIGHT * screen) / (1 + SCREEN_WEIGHT)
+        return [float(value) for value in np.where(blend > 0.0, blend, 0.0)]
 
-    def _cos(self, doc: tantivy.Document, field: str) -> float:
-        values = doc[field]
-        row = self.rows.get(values[0]) if values else None
-        return float(self.cos[row]) if row is not None else 0.0
+    def _cos(self, numbers: list[Any]) -> "np.ndarray[Any, np.dtype[np.float64]]":
+        """The cosine of each key number's text (0 without one: no text, or no vector)."""
+        rows = self.numbered.rows_of(numbers)
+        if not len(self.cos):
+            return np.zeros(len(rows))
+        return np.where(rows >= 0, self.cos[rows].astype(np.float64), 0.0)
 
 
 def nearest_steps(schema: tantivy.Schema, sims: Similarities) -> tantivy.Query | None:
@@ -208,20 +217,16 @@ def semantic_candidates(
     near: tantivy.Query | None,
     sims: Similarities,
     min_similarity: float,
-    fetched: dict[tuple[int, int], Any],
-) -> dict[tuple[int, int], tuple[float, Any]]:
+) -> dict[tuple[int, int], tuple[float, tantivy.DocAddress]]:
     """The first `CANDIDATE_DEPTH` steps of `near` passing the search's filters, with their
-    blended similarity, keeping those >= `min_similarity`. `fetched`: documents already read
-    by the caller (the keyword window), not read from the store again."""
+    blended similarity, keeping those >= `min_similarity`."""
     if near is None:
         return {}
     query = tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, near)])
-    found = view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False)
-    out = {}
-    for _, address in found.hits:
-        key = doc_key(address)
-        doc = fetched.get(key) or view.searcher.doc(address)
-        similarity = sims.of(doc)
-        if similarity >= min_similarity:
-            out[key] = (similarity, doc)
-    return out
+    addresses = [a for _, a in view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False).hits]
+    similarities = sims.of_documents(view.searcher, addresses)
+    return {
+        doc_key(address): (similarity, address)
+        for address, similarity in zip(addresses, similarities, strict=True)
+        if similarity >= min_similarity
+    }

@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -39,6 +40,11 @@ def text_key(model_id: str, text: str) -> str:
     """The store key of a text under a model (16 hex chars; cached: most steps share their
     texts with earlier steps)."""
     return hashlib.blake2b(f"{model_id}\0{text}".encode(), digest_size=KEY_BYTES).hexdigest()
+
+
+def key_number(key: str) -> int:
+    """A key as the unsigned integer it spells (its fast-field form, `schema.KEY_COLUMNS`)."""
+    return int(key, 16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +128,26 @@ def _append(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
+class KeyNumbers:
+    """The row of each key by its number (`key_number`: the form search's fast fields hold),
+    looked up for a few hundred documents at once."""
+
+    def __init__(self, keys: list[str]) -> None:
+        numbers = np.array([key_number(key) for key in keys], np.uint64)
+        self._order = np.argsort(numbers, kind="stable")
+        self._sorted = numbers[self._order]
+
+    def rows_of(self, numbers: list[int | float | bool | None]) -> "np.ndarray[Any, Any]":
+        """The row of each number (-1: none, or no such key)."""
+        wanted = np.array([n if isinstance(n, int) else 0 for n in numbers], np.uint64)
+        if not len(self._sorted):
+            return np.full(len(wanted), -1)
+        at = np.minimum(np.searchsorted(self._sorted, wanted), len(self._sorted) - 1)
+        given = np.array([isinstance(n, int) for n in numbers], bool)
+        found = given & (self._sorted[at] == wanted)
+        return np.where(found, self._order[at], -1)
+
+
 class VectorReader:
     """A generation's vectors for search: the key table and a memory map of the rows, reloaded
     when the writer appended (one stat per call)."""
@@ -131,6 +157,7 @@ class VectorReader:
         self.space = _read_space(generation)
         self._size = -1
         self.rows: dict[str, int] = {}
+        self.numbered = KeyNumbers([])
         self.keys: list[str] = []
         self.matrix: Vectors = np.zeros((0, self.space.dimension if self.space else 0), np.float32)
 
@@ -148,6 +175,7 @@ class VectorReader:
                 self.generation / ROWS_FILE, dtype="<f4", mode="r", shape=(len(keys), dim)
             )
         self.rows = {key: row for row, key in enumerate(keys)}
+        self.numbered = KeyNumbers(keys)
         self.keys = keys
         self._size = size
 

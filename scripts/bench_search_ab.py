@@ -48,6 +48,7 @@ PHASES = (
 """(module, function) steps of a search timed by `--phases`, patched where they are called."""
 BASE_PACKAGE = "engine_base"
 _IMPORT = re.compile(r"^(\s*)(from|import) engine(\.|\s)", re.MULTILINE)
+_VERSION = re.compile(r"^SCHEMA_VERSION = \d+", re.MULTILINE)
 
 
 def base_engine(revision: str, into: Path) -> ModuleType:
@@ -63,6 +64,14 @@ def base_engine(revision: str, into: Path) -> ModuleType:
     for source in package.rglob("*.py"):
         text = source.read_text(encoding="utf-8")
         source.write_text(_IMPORT.sub(rf"\1\2 {BASE_PACKAGE}\3", text), encoding="utf-8")
+    # Both versions search one index, built by this tree: the base is told its schema version
+    # is this tree's. Sound when this tree only added fields (the base ignores them); a change
+    # of analysis or of an existing field makes the comparison meaningless (`--check` says).
+    from engine.schema import SCHEMA_VERSION
+
+    schema = package / "schema.py"
+    text = schema.read_text(encoding="utf-8")
+    schema.write_text(_VERSION.sub(f"SCHEMA_VERSION = {SCHEMA_VERSION}", text), encoding="utf-8")
     sys.path.insert(0, str(into))
     return importlib.import_module(BASE_PACKAGE)
 

@@ -9,13 +9,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import tantivy
 
 from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
 from engine.errors import InvalidInput
 from engine.index import IndexLayout
 from engine.indexer import rebuild
 from engine.inputs import SearchInput, validate
-from engine.semantic import EMBED_TIMEOUT_ENV, configured_embed_timeout
+from engine.semantic import (
+    EMBED_TIMEOUT_ENV,
+    SCREEN_WEIGHT,
+    SemanticLeg,
+    configured_embed_timeout,
+)
 from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, TEXTS_FILE, text_key
 from tests.conftest import Knowledge
 
@@ -295,3 +301,26 @@ def test_an_empty_answer_suggests_the_nearest_recorded_phrases(kb: Knowledge) ->
     assert "unlock" in nearest.split(";")[0]
     keyword = search(kb, "reopen the vault with my secret", mode="keyword")
     assert keyword.total == 0 and "Nearest" not in (keyword.hint or "")
+
+
+def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: Knowledge) -> None:
+    """The u64 key columns a search scores candidates by say what the stored keys say."""
+    engine = kb.engine()
+    leg = engine.semantic()
+    assert isinstance(leg, SemanticLeg)
+    sims = leg.start("send money to a friend").similarities()
+    searcher = engine.reader.searcher()
+    steps = tantivy.Query.term_query(engine.reader.schema, "doc_type", "step")
+    addresses = [address for _, address in searcher.search(steps, limit=100).hits]
+
+    def cos(values: list[str]) -> float:
+        row = sims.rows.get(values[0]) if values and values[0] else None
+        return float(sims.cos[row]) if row is not None else 0.0
+
+    docs = [searcher.doc(address) for address in addresses]
+    expected = [
+        max(0.0, (cos(d["sem_step"]) + SCREEN_WEIGHT * cos(d["sem_screen"])) / (1 + SCREEN_WEIGHT))
+        for d in docs
+    ]
+    assert len(addresses) >= 9 and len(set(expected)) > 3  # texts of several kinds
+    assert sims.of_documents(searcher, addresses) == expected
