@@ -5,6 +5,7 @@ exactly the token a query looks for.
 """
 
 from analyzers.analyze import QueryTerm, analyze, analyze_query
+from analyzers.glossary import Glossary, GlossMatch, default_glossary
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS
@@ -16,10 +17,13 @@ __all__ = [
     "DEFAULT_SYNONYM_GROUPS",
     "MIN_TOKEN_LENGTH",
     "STOPWORDS",
+    "GlossMatch",
+    "Glossary",
     "QueryTerm",
     "SynonymTable",
     "analyze",
     "analyze_query",
+    "default_glossary",
     "edit_distance",
     "expand_with_synonyms",
     "max_typo_edits",

@@ -8,6 +8,7 @@ the word they came from (a *concept*), which the engine turns into boosted term 
 import re
 from dataclasses import dataclass
 
+from analyzers.glossary import query_words
 from analyzers.identifiers import identifier_spellings, split_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import is_searchable
@@ -19,6 +20,9 @@ _WORD = re.compile(r"\w+(?:[-.]\w+)*")
 
 SYNONYM_WEIGHT = 0.6
 """A synonym weighs less than the word typed, so `transfer` ranks literal transfers first."""
+GLOSSARY_WEIGHT = 0.5
+"""An app word a glossary expression stands for (`ether` -> `eth`) weighs less than a synonym:
+it is a translation of everyday words, not the word typed (`analyzers.glossary`)."""
 
 
 def _word_tokens(word: str) -> list[str]:
@@ -63,13 +67,15 @@ class QueryTerm:
     token: str
     weight: float
     concept: str
-    kind: str  # "exact" | "whole" | "spelling" | "synonym" | "typo" | "prefix"
+    kind: str  # "exact" | "whole" | "spelling" | "synonym" | "glossary" | "typo" | "prefix"
 
 
 def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[QueryTerm]:
     """Weighted terms of a query: each word's stem (1.0), a compound's whole identifier (1.0) and
-    its other common spellings (1.0, kind "spelling", `identifier_spellings`), and synonyms of
-    each stem (`SYNONYM_WEIGHT`). A token keeps its highest weight."""
+    its other common spellings (1.0, kind "spelling", `identifier_spellings`), synonyms of
+    each stem (`SYNONYM_WEIGHT`), and the app's words of the glossary expressions it holds
+    (`GLOSSARY_WEIGHT`, kind "glossary"). The words of one expression (`seed words`) form one
+    concept, named by the expression. A token keeps its highest weight."""
     table = synonyms if synonyms is not None else SynonymTable()
     terms: dict[str, QueryTerm] = {}
 
@@ -79,9 +85,12 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
             terms[term.token] = term
 
     words = [m.group(0) for m in _WORD.finditer(normalize(query))]
+    glossed = table.glossary.matches(query_words(query))
+    expression_of = {i: m.expression for m in glossed for i in range(m.start, m.end)}
     index = 0
     while index < len(words):
         word = words[index]
+        expression = expression_of.get(index)
         compound = _known_compound(words, index, table)
         if compound is not None:  # "sign in" means "signin" (a synonym of unlock), not "sign"
             word = compound
@@ -90,14 +99,17 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         parts = split_identifier(word)
         if len(parts) > 1:
             whole = lower_chars(word)
-            add(QueryTerm(whole, 1.0, whole, "whole"))
+            add(QueryTerm(whole, 1.0, expression or whole, "whole"))
             for spelling in identifier_spellings(word)[1:]:
-                add(QueryTerm(spelling, 1.0, whole, "spelling"))
+                add(QueryTerm(spelling, 1.0, expression or whole, "spelling"))
         for part in parts:
             token = stem(part)
             if not (is_searchable(part) and is_searchable(token)):
                 continue
-            add(QueryTerm(token, 1.0, token, "exact"))
+            add(QueryTerm(token, 1.0, expression or token, "exact"))
             for syn in sorted(table.synonyms_of(token)):
-                add(QueryTerm(syn, SYNONYM_WEIGHT, token, "synonym"))
+                add(QueryTerm(syn, SYNONYM_WEIGHT, expression or token, "synonym"))
+    for match in glossed:
+        for token in dict.fromkeys(t for means in match.means for t in analyze(means)):
+            add(QueryTerm(token, GLOSSARY_WEIGHT, match.expression, "glossary"))
     return list(terms.values())

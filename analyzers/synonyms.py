@@ -2,7 +2,10 @@
 
 A word expands to every other word of every group it belongs to, so expansion is symmetric
 (`send` finds `transfer`, `transfer` finds `send`). Lookups are done on stems, the form the
-index holds. Users extend the table with a JSON file: `{"groups": [["send", "transfer"], ...]}`.
+index holds. Users extend the table with a JSON file: `{"groups": [["send", "transfer"], ...]}`,
+which may also extend the one-way wallet glossary (`analyzers.glossary`):
+`{"glossary": [{"says": ["ether"], "means": ["ETH"]}]}`. The table carries the glossary, so the
+query side has one vocabulary object.
 """
 
 from collections.abc import Iterable, Mapping
@@ -10,6 +13,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from analyzers.glossary import Glossary, default_glossary
 from analyzers.stemming import stem
 from analyzers.text import tokenize
 
@@ -40,6 +44,7 @@ class SynonymTable:
     """An immutable synonym table keyed by stem."""
 
     groups: tuple[tuple[str, ...], ...] = DEFAULT_SYNONYM_GROUPS
+    glossary: Glossary = field(default_factory=default_glossary)
     _index: Mapping[str, frozenset[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -47,17 +52,24 @@ class SynonymTable:
 
     @classmethod
     def from_json(cls, data: bytes | str, *, include_defaults: bool = True) -> "SynonymTable":
-        """Load `{"groups": [[word, ...], ...]}`; the defaults stay unless told otherwise."""
+        """Load `{"groups": [[word, ...], ...], "glossary": [{"says": [...], "means": [...]}]}`
+        (either key may be missing); the defaults stay unless told otherwise."""
         parsed = orjson.loads(data)
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("groups"), list):
+        if not isinstance(parsed, dict) or not (
+            isinstance(parsed.get("groups", []), list)
+            and ("groups" in parsed or "glossary" in parsed)
+        ):
             raise ValueError('synonyms file must look like {"groups": [["send", "transfer"]]}')
         groups: list[tuple[str, ...]] = []
-        for group in parsed["groups"]:
+        for group in parsed.get("groups", []):
             if not isinstance(group, list) or not all(isinstance(w, str) for w in group):
                 raise ValueError(f"synonym group must be a list of words, got {group!r}")
             groups.append(tuple(group))
         base = DEFAULT_SYNONYM_GROUPS if include_defaults else ()
-        return cls(groups=base + tuple(groups))
+        glossary = Glossary.from_entries(
+            parsed.get("glossary", []), include_defaults=include_defaults
+        )
+        return cls(groups=base + tuple(groups), glossary=glossary)
 
     def synonyms_of(self, token: str) -> frozenset[str]:
         """Stems that mean the same as the stem `token` (never `token` itself)."""

@@ -68,9 +68,10 @@ def search(
         filters.append((tantivy.Occur.Must, unscored(types)))
     end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
     mode_used, degraded = answer_mode(request, semantic)
-    # The query is embedded (on its own thread) while the keyword leg searches.
+    # The query is embedded (on its own thread) while the keyword leg searches; with the app's
+    # words its everyday expressions mean appended (`analyzers.glossary`), one text, one run.
     meaning = (
-        semantic.start(request.query)
+        semantic.start(synonyms.glossary.gloss(request.query) or request.query)
         if isinstance(semantic, SemanticLeg) and mode_used != "keyword"
         else None
     )

@@ -15,7 +15,9 @@ class Settings(BaseSettings):
 
     KNOWHOW_ROOT       knowledge root (default ./test-artifacts/llm-knowledge)
     KNOWHOW_INDEX      index directory (default ./index-data)
-    KNOWHOW_SYNONYMS   JSON file with extra synonym groups: {"groups": [["send", "transfer"]]}
+    KNOWHOW_SYNONYMS   JSON file with extra synonym groups and wallet glossary entries:
+                       {"groups": [["send", "transfer"]],
+                        "glossary": [{"says": ["ether"], "means": ["ETH"]}]}
     KNOWHOW_SESSION    the current session for scope "current" (default: the newest session)
     """
 

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from analyzers import SynonymTable, analyze, analyze_query
-from analyzers.analyze import SYNONYM_WEIGHT
+from analyzers import Glossary, SynonymTable, analyze, analyze_query
+from analyzers.analyze import GLOSSARY_WEIGHT, SYNONYM_WEIGHT
 
-NO_SYNONYMS = SynonymTable(groups=())
+NO_SYNONYMS = SynonymTable(groups=(), glossary=Glossary(concepts=()))
 
 
 def is_lower(token: str) -> bool:
@@ -130,10 +130,10 @@ def test_query_tokens_are_lowercase_and_distinct(text):
 
 
 @given(st.text())
-def test_query_terms_weigh_one_or_the_synonym_weight(text):
+def test_query_terms_weigh_one_or_the_synonym_or_glossary_weight(text):
+    weight = {"synonym": SYNONYM_WEIGHT, "glossary": GLOSSARY_WEIGHT}
     for term in analyze_query(text):
-        expected = SYNONYM_WEIGHT if term.kind == "synonym" else 1.0
-        assert term.weight == expected
+        assert term.weight == weight.get(term.kind, 1.0)
 
 
 @given(st.text())

@@ -1,0 +1,139 @@
+"""The wallet glossary: everyday words add the app's words to a query, never take any away."""
+
+import orjson
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from analyzers import (
+    Glossary,
+    SynonymTable,
+    analyze_query,
+    default_glossary,
+    split_identifier,
+    stem,
+)
+from analyzers.analyze import GLOSSARY_WEIGHT, SYNONYM_WEIGHT
+from analyzers.glossary import query_words
+from analyzers.glossary_data import DEFAULT_CONCEPTS
+
+PLAIN = SynonymTable(glossary=Glossary(concepts=()))
+"""The same synonyms without a glossary: what a query was before the glossary."""
+EXPRESSION_WORDS = sorted({w for _, _, says in DEFAULT_CONCEPTS for e in says for w in e.split()})
+words = st.sampled_from(EXPRESSION_WORDS) | st.from_regex(r"[a-z]{2,8}", fullmatch=True)
+queries = st.lists(words, min_size=1, max_size=8).map(" ".join) | st.text(max_size=40)
+
+
+def glossary_terms(query: str) -> dict[str, float]:
+    return {t.token: t.weight for t in analyze_query(query) if t.kind == "glossary"}
+
+
+def test_everyday_words_bring_the_app_words_at_a_lower_weight() -> None:
+    assert glossary_terms("unlock with my passcode") == {"password": GLOSSARY_WEIGHT}
+    assert {"secret", "recovery", "phras", "srp"} <= set(glossary_terms("type the seed words"))
+    assert "eth" in glossary_terms("send some ether")
+    assert GLOSSARY_WEIGHT < SYNONYM_WEIGHT < 1.0
+
+
+def test_the_longest_expression_wins_and_its_words_are_one_concept() -> None:
+    terms = {t.token: t for t in analyze_query("write down the seed words")}
+    assert terms["seed"].concept == terms["word"].concept == terms["srp"].concept == "seed words"
+    assert terms["seed"].weight == terms["word"].weight == 1.0
+
+
+def test_adjacent_expressions_meaning_the_same_thing_are_one() -> None:
+    (match,) = default_glossary().matches(query_words("raise the priority charge"))
+    assert match.expression == "priority charge" and "gas fee" in match.means
+
+
+def test_a_compound_identifier_is_matched_only_whole() -> None:
+    assert default_glossary().matches(query_words("coin-overview-send")) == []
+    assert default_glossary().matches(query_words("sendCoinsButton")) == []
+    (match,) = default_glossary().matches(query_words("an erc-20 token"))
+    assert (match.start, match.end) == (1, 2) and "token" in match.means
+
+
+def test_gloss_is_the_query_followed_by_what_it_means() -> None:
+    assert default_glossary().gloss("wire some ether") == "wire some ether (send, ETH)"
+    assert default_glossary().gloss("coin-overview-send") is None
+
+
+@given(queries)
+@example("wire some ether over to a pal")
+@example("seed words seed words")
+def test_expansion_never_removes_or_weakens_the_query_s_own_terms(query: str) -> None:
+    before = {t.token: t.weight for t in analyze_query(query, PLAIN)}
+    after = {t.token: t.weight for t in analyze_query(query)}
+    assert all(after[token] >= weight for token, weight in before.items())
+    added = {t.token: t for t in analyze_query(query) if t.token not in before}
+    assert all(t.kind == "glossary" and t.weight == GLOSSARY_WEIGHT for t in added.values())
+
+
+@given(queries)
+def test_expansion_is_deterministic(query: str) -> None:
+    assert analyze_query(query) == analyze_query(query)
+    assert Glossary().gloss(query) == default_glossary().gloss(query)
+
+
+@given(queries)
+def test_the_gloss_starts_with_the_query(query: str) -> None:
+    gloss = default_glossary().gloss(query)
+    assert gloss is None or gloss.startswith(query.strip())
+
+
+identifier_words = st.sampled_from([w for w in EXPRESSION_WORDS if w.isalnum()]) | st.from_regex(
+    r"[a-z]{2,8}", fullmatch=True
+)
+identifier_parts = st.lists(identifier_words, min_size=2, max_size=5)
+WHOLE_EXPRESSIONS = {
+    tuple(s for w in query_words(e) for s in w) for _, _, says in DEFAULT_CONCEPTS for e in says
+}
+
+
+@given(identifier_parts, st.sampled_from(["-", "_", "camel"]))
+def test_identifier_queries_are_unchanged(parts: list[str], style: str) -> None:
+    """An identifier (kebab, snake, camelCase) gains nothing unless it spells one whole
+    expression (`erc-20`): its exact tier is the identifier alone."""
+    if style == "camel":
+        identifier = parts[0] + "".join(p.capitalize() for p in parts[1:])
+    else:
+        identifier = style.join(parts)
+    if tuple(stem(p) for p in split_identifier(identifier)) in WHOLE_EXPRESSIONS:
+        return
+    assert glossary_terms(identifier) == {}
+    assert analyze_query(identifier) == analyze_query(identifier, PLAIN)
+
+
+def test_users_extend_the_glossary_through_the_synonyms_file() -> None:
+    table = SynonymTable.from_json(
+        orjson.dumps({"glossary": [{"says": ["moolah"], "means": ["balance"]}]})
+    )
+    assert {t.token for t in analyze_query("check my moolah", table)} >= {"moolah", "balanc"}
+    assert "password" in {t.token for t in analyze_query("my passcode", table)}  # defaults stay
+    only_mine = SynonymTable.from_json(
+        orjson.dumps({"groups": [], "glossary": [{"says": ["moolah"], "means": ["balance"]}]}),
+        include_defaults=False,
+    )
+    assert "password" not in {t.token for t in analyze_query("my passcode", only_mine)}
+
+
+@pytest.mark.parametrize(
+    "glossary",
+    [
+        {"says": "moolah", "means": ["balance"]},
+        [{"says": ["moolah"]}],
+        [{"says": [], "means": ["balance"]}],
+        [{"says": ["moolah"], "means": [3]}],
+        ["moolah"],
+    ],
+)
+def test_a_malformed_glossary_is_refused_with_the_reason(glossary: object) -> None:
+    with pytest.raises(ValueError, match="glossary"):
+        SynonymTable.from_json(orjson.dumps({"glossary": glossary}))
+
+
+def test_the_built_in_glossary_is_broad_and_never_translates_an_app_word_to_itself() -> None:
+    assert len(DEFAULT_CONCEPTS) >= 40
+    for name, means, says in DEFAULT_CONCEPTS:
+        assert means and says, name
+    assert default_glossary().matches(query_words("send")) == []
