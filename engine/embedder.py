@@ -10,6 +10,7 @@ Loading can fail (package missing, file corrupt or replaced): `load_embedder` th
 `ModelUnavailable` with the reason, and search falls back to keywords, saying so.
 """
 
+import ctypes
 import hashlib
 import os
 from collections.abc import Sequence
@@ -73,6 +74,7 @@ class Embedder:
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
+        _return_freed_heap()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, in the given order.
@@ -104,6 +106,22 @@ class Embedder:
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         normalised: Vectors = (pooled / norms).astype(np.float32)
         return normalised
+
+
+def _return_freed_heap() -> None:
+    """Give the heap that loading freed back to the system (glibc only; elsewhere nothing).
+
+    The package's weights are int8 with a scale per row, dequantised by Cast and Mul nodes:
+    ONNX Runtime's graph optimisation folds them into float32 weights (~86 MB, the 22 MB file
+    read and parsed on the way). The intermediates are freed, but glibc keeps freed heap for
+    reuse rather than returning it: a searcher kept ~50 MB of it resident for good
+    (docs/BENCHMARKS.md, searching memory at 1M). `malloc_trim` releases it once, after loading.
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing kept to release
+        return
+    trim(0)
 
 
 def _sha256(path: Path) -> str:
