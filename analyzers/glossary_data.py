@@ -1268,4 +1268,51 @@ DEFAULT_CONCEPTS: tuple[Concept, ...] = (
             "read-only field",
         ),
     ),
+    # --- beyond the recorded flows (general wallet vocabulary) ---
+    (
+        "token-approval",
+        ("approve", "confirm"),
+        (
+            "allowance",
+            "spending cap",
+            "spend limit",
+            "token approval",
+            "approve spending",
+        ),
+    ),
+    (
+        "contract-deploy",
+        ("deploy",),
+        ("deploy a contract", "publish a contract", "contract deployment", "create a contract"),
+    ),
+    (
+        "speed-up-cancel",
+        ("speed up", "cancel"),
+        (
+            "bump the fee",
+            "replace the transaction",
+            "stuck transaction",
+            "cancel a pending transaction",
+        ),
+    ),
+    (
+        "private-key",
+        ("private key", "import account"),
+        ("secret key", "export key", "show private key", "key export"),
+    ),
+    (
+        "hardware-wallet",
+        ("hardware wallet",),
+        ("ledger", "trezor", "cold wallet", "hardware device"),
+    ),
+    (
+        "explorer",
+        ("activity", "details"),
+        ("etherscan", "block explorer", "explorer", "tx hash", "transaction hash"),
+    ),
+    (
+        "faucet",
+        ("ETH", "localhost"),
+        ("faucet", "test ether", "fake money", "play money", "test funds"),
+    ),
 )

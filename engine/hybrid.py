@@ -3,7 +3,8 @@
 No fixed weight serves both paraphrases and identifiers (measured: docs/ARCHITECTURE.md
 "Semantic search"). So the semantic weight is per query, `w = 1 - explained**2`, where
 `explained` is the best query-word coverage among the top keyword hits (the share of the
-query's words, with their stems, synonyms and typo corrections, that a hit contains). A query
+query's words, with their stems, synonyms, glossary translations (`analyzers.glossary`: a
+hit holding `password` explains `passcode`) and typo corrections, that a hit contains). A query
 whose words a step fully contains is answered by keywords; one that shares no word with the
 records is answered by meaning; one the keywords explain only in part leans to meaning (half
 explained: w = 0.75), since the words a paraphrase shares with the records are mostly the
