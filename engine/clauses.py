@@ -59,3 +59,11 @@ def hit_count(result: tantivy.SearchResult) -> int:
 def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     """How many live documents match `query`."""
     return hit_count(searcher.search(query, limit=1, count=True))
+
+
+def counts_by(searcher: tantivy.Searcher, query: tantivy.Query, field: str) -> dict[int, int]:
+    """How many live documents `query` matches per value of the integer fast `field`
+    (columnar: no document is read)."""
+    agg = {field: {"terms": {"field": field, "size": 1_000_000_000}}}
+    buckets = searcher.aggregate(query, agg)[field]["buckets"]
+    return {int(bucket["key"]): int(bucket["doc_count"]) for bucket in buckets}

@@ -18,7 +18,7 @@ from collections import Counter
 
 import tantivy
 
-from engine.clauses import all_of, count, hit_count, term
+from engine.clauses import all_of, count, counts_by, hit_count, term
 from engine.documents import ResolvedTarget
 from engine.filters import ReadView
 from engine.hybrid import Hit
@@ -64,9 +64,7 @@ def matching_sessions(
 def _created_values(searcher: tantivy.Searcher, query: tantivy.Query) -> set[int]:
     """The distinct `created` values of the documents `query` matches (columnar: no
     document is read)."""
-    agg = {"created": {"terms": {"field": "created", "size": 1_000_000_000}}}
-    buckets = searcher.aggregate(query, agg)["created"]["buckets"]
-    return {int(bucket["key"]) for bucket in buckets}
+    return set(counts_by(searcher, query, "created"))
 
 
 def _sessions_created(view: ReadView, created: set[int]) -> dict[str, int]:

@@ -152,6 +152,23 @@ def test_sessions_are_listed_newest_first_with_step_counts(root):
     assert send.hasMetadata
 
 
+def test_sessions_created_at_the_same_moment_keep_their_own_step_counts(kb):
+    """Step counts are aggregated by the sessions' createdAt: two sessions sharing one must
+    not share their counts."""
+    for session_id, steps, failed in (("mm-twin-a", 3, 1), ("mm-twin-b", 1, 1), ("mm-solo", 2, 0)):
+        kb.session(session_id, hours_ago=5 if session_id.startswith("mm-twin") else 6)
+        for number in range(steps):
+            kb.step(session_id, test_id=f"button-{number}", ok=number >= failed)
+    kb.session("mm-empty", hours_ago=7)
+    found = sessions(kb)
+    assert [(s.sessionId, s.stepCount, s.failedStepCount) for s in found.sessions] == [
+        ("mm-twin-a", 3, 1),
+        ("mm-twin-b", 1, 1),
+        ("mm-solo", 2, 0),
+        ("mm-empty", 0, 0),
+    ]
+
+
 @pytest.mark.parametrize(
     ("filters", "expected"),
     [
