@@ -13,12 +13,16 @@ Loading can fail (package missing, file corrupt or replaced): `load_embedder` th
 import ctypes
 import hashlib
 import os
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from engine.model_graph import gather_before_dequantising
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSION = 384
@@ -68,9 +72,7 @@ class Embedder:
         # browser sharing the cores (docs/BENCHMARKS.md, speed section).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = _session(ort, model_path, options)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
@@ -106,6 +108,17 @@ class Embedder:
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         normalised: Vectors = (pooled / norms).astype(np.float32)
         return normalised
+
+
+def _session(ort: Any, model_path: Path, options: Any) -> Any:
+    """An ONNX Runtime session of the model with its lookup tables kept int8
+    (`engine.model_graph`). The rewritten model is loaded from a file: given bytes, onnxruntime
+    keeps them (and a parsed copy) for the session's lifetime, ~25 MB more."""
+    rewritten = gather_before_dequantising(model_path.read_bytes())
+    with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:
+        path = Path(folder) / model_path.name
+        path.write_bytes(rewritten)
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def _return_freed_heap() -> None:
