@@ -113,12 +113,18 @@ class Embedder:
 def _session(ort: Any, model_path: Path, options: Any) -> Any:
     """An ONNX Runtime session of the model with its lookup tables kept int8
     (`engine.model_graph`). The rewritten model is loaded from a file: given bytes, onnxruntime
-    keeps them (and a parsed copy) for the session's lifetime, ~25 MB more."""
+    keeps them (and a parsed copy) for the session's lifetime, ~25 MB more. Where no temporary
+    folder can be written (a read-only or full disk), it is loaded from the bytes: the same
+    vectors for ~25 MB more, rather than no semantic search at all."""
     rewritten = gather_before_dequantising(model_path.read_bytes())
-    with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:
-        path = Path(folder) / model_path.name
-        path.write_bytes(rewritten)
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    providers = ["CPUExecutionProvider"]
+    try:
+        with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:
+            path = Path(folder) / model_path.name
+            path.write_bytes(rewritten)
+            return ort.InferenceSession(str(path), options, providers=providers)
+    except OSError:
+        return ort.InferenceSession(rewritten, options, providers=providers)
 
 
 def _return_freed_heap() -> None:

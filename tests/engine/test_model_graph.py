@@ -1,7 +1,11 @@
 """The embedding model loaded with int8 lookup tables (`engine.model_graph`) gives the vectors of
 the packaged graph, bit for bit."""
 
+import tempfile
+from pathlib import Path
+
 import onnxruntime as ort
+import pytest
 
 from engine.embedder import Embedder, model_path
 from engine.model_graph import gather_before_dequantising
@@ -32,3 +36,15 @@ def test_a_graph_without_the_pattern_is_left_as_it_was() -> None:
     rewritten = gather_before_dequantising(model_path().read_bytes())
     assert rewritten != model_path().read_bytes()
     assert gather_before_dequantising(rewritten) == rewritten
+
+
+def test_without_a_writable_temporary_folder_the_model_loads_from_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")  # a folder cannot be made inside it, even by root
+    expected = Embedder(model_path()).embed(TEXTS)
+    monkeypatch.setattr(tempfile, "tempdir", str(not_a_folder))
+    with pytest.raises(OSError):
+        tempfile.TemporaryDirectory()
+    assert Embedder(model_path()).embed(TEXTS).tobytes() == expected.tobytes()
