@@ -18,6 +18,7 @@ and a step holding a whole identifier the query typed (the keyword leg's exact t
 """
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import tantivy
@@ -110,11 +111,6 @@ def fuse(hits: list[Hit], weight: float) -> list[Hit]:
         kw = (hit.keyword or 0.0) / best_kw
         sim = (hit.similarity or 0.0) / best_sim
         hit.score = (1 - weight) * kw + weight * sim
-    hits.sort(key=_fused_order)
-    for hit in hits:
-        hit.tie = _fused_order(hit)
+        hit.tie = (not hit.exact, -round(hit.score, 9), -hit.created)
+    hits.sort(key=attrgetter("tie"))
     return hits
-
-
-def _fused_order(hit: Hit) -> tuple[bool, float, int]:
-    return (not hit.exact, -round(hit.score, 9), -hit.created)

@@ -13,7 +13,6 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 """
 
 from datetime import timedelta
-from typing import Any
 
 import tantivy
 
@@ -43,6 +42,7 @@ needed: any hundred of them name the same few successors)."""
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.6
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
+_RECENCY_MS = tuple((limit.total_seconds() * 1000, factor) for limit, factor in RECENCY_FACTORS)
 
 
 def search(
@@ -238,47 +238,47 @@ def _rank_tier(
     if need <= 0:
         return [], total
     head = found.hits[:RERANK_WINDOW]
-    docs = {doc_key(address): (address, searcher.doc(address)) for _, address in head}
-    scores = {doc_key(address): score for score, address in head}
+    addresses = [address for _, address in head]
+    keys = [doc_key(address) for address in addresses]
+    docs = [searcher.doc(address) for address in addresses]
+    ids = [str(doc["step_id"][0]) for doc in docs]
+    created = [int(when or 0) for when in searcher.fast_field_values("created", addresses)]
+    scores = [score for score, _ in head]
     if len(plan.clauses) < len(plan.all_clauses):
-        scores = _rescore(view, {key: doc for key, (_, doc) in docs.items()}, plan)
+        rescored = _rescore(view, ids, plan)
+        scores = [rescored.get(key, 0.0) for key in keys]
     reranked, coverages = [], []
-    for key, (_, doc) in docs.items():
+    for score, doc, when in zip(scores, docs, created, strict=True):
         ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
-        age_ms = now_ms - int(doc["created"][0])
-        factor, coverage = _rerank_factor(ok, step_tokens, error_tokens, plan, age_ms)
-        reranked.append(scores.get(key, 0.0) * factor)
+        factor, coverage = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - when)
+        reranked.append(score * factor)
         coverages.append(coverage)
-    ids = [str(doc["step_id"][0]) for _, doc in docs.values()]
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
     window = [
-        Hit(key, address, searcher, int(doc["created"][0]), final, score=final, exact=exact)
-        for final, (key, (address, doc)) in zip(finals, docs.items(), strict=True)
+        Hit(key, address, searcher, when, final, score=final, exact=exact, coverage=c, read=doc)
+        for key, address, when, final, c, doc in zip(
+            keys, addresses, created, finals, coverages, docs, strict=True
+        )
     ]
-    for hit, coverage, (_, doc) in zip(window, coverages, docs.values(), strict=True):
-        hit.coverage, hit.read = coverage, doc
     ranked = sorted(window, key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
     # Past the window, BM25 order; a document is read only if it reaches a page.
     past = found.hits[len(window) :]
-    created = searcher.fast_field_values("created", [address for _, address in past])
+    past_created = searcher.fast_field_values("created", [address for _, address in past])
     ranked += [
         Hit(doc_key(address), address, searcher, int(when or 0), score, score=score, exact=exact)
-        for (score, address), when in zip(past, created, strict=True)
+        for (score, address), when in zip(past, past_created, strict=True)
     ]
     return ranked, total
 
 
-def _rescore(
-    view: ReadView, docs: dict[tuple[int, int], Any], plan: PlannedQuery
-) -> dict[tuple[int, int], float]:
-    """Exact BM25 of every clause for the retrieved candidates only (cheap: an intersection
-    with a small set), after retrieval ran on the clauses that fit the posting budget.
-    Every candidate matches: its retrieval clauses are among all the clauses."""
-    if not docs:
+def _rescore(view: ReadView, ids: list[str], plan: PlannedQuery) -> dict[tuple[int, int], float]:
+    """Exact BM25 of every clause for the retrieved candidates (step `ids`) only (cheap: an
+    intersection with a small set), after retrieval ran on the clauses that fit the posting
+    budget. Every candidate matches: its retrieval clauses are among all the clauses."""
+    if not ids:
         return {}
-    ids = [doc["step_id"][0] for doc in docs.values()]
     query = tantivy.Query.boolean_query(
         [
             (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
@@ -337,7 +337,7 @@ def _rerank_factor(
 
 
 def _recency_factor(age_ms: int) -> float:
-    for limit, factor in RECENCY_FACTORS:
-        if 0 <= age_ms < limit.total_seconds() * 1000:
+    for limit_ms, factor in _RECENCY_MS:
+        if 0 <= age_ms < limit_ms:
             return factor
     return 1.0
