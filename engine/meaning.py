@@ -3,6 +3,8 @@ semantic candidates fused with the keyword rerank window (`engine.hybrid.fuse`),
 semantic-only hit matched. Exact matches (the keyword leg's first tier) stay first.
 """
 
+from dataclasses import dataclass
+
 import tantivy
 
 from engine.clauses import doc_key, unscored
@@ -21,6 +23,8 @@ from engine.semantic import (
     semantic_candidates,
 )
 
+DocKey = tuple[int, int]
+
 
 def meaning_fields(hit: Hit) -> list[str]:
     """Why a semantic-only hit matched: no query word, its meaning (every result says why)."""
@@ -38,27 +42,57 @@ def answer_mode(request: SearchInput, semantic: SemanticLeg | str) -> tuple[str,
     return request.mode, None
 
 
-def with_meaning(
+@dataclass(frozen=True, slots=True)
+class SemanticFound:
+    """What the semantic leg finds on its own, on the embedding thread (`start_meaning`)."""
+
+    sims: Similarities
+    """The query's cosine to every stored text."""
+    candidates: dict[DocKey, tuple[float, tantivy.DocAddress]]
+    """The semantic candidates passing the search's filters, with their similarity."""
+    matching: set[DocKey]
+    """Those of them that the keyword query matches."""
+
+
+def start_meaning(
+    leg: SemanticLeg,
+    text: str,
     view: ReadView,
     request: SearchInput,
     plan: PlannedQuery,
     filters: FilterClauses,
+) -> PendingMeaning[SemanticFound]:
+    """Embed `text` (the query, glossed) and look up its semantic candidates on the embedding
+    thread, while the caller runs the keyword leg."""
+    min_similarity = _min_similarity(request)
+
+    def find(sims: Similarities) -> SemanticFound:
+        near = nearest_steps(view.schema, sims)
+        found = semantic_candidates(view, filters, near, sims, min_similarity)
+        return SemanticFound(sims, found, _keyword_matches(view, filters, near, plan, found))
+
+    return leg.start(text, find)
+
+
+def _min_similarity(request: SearchInput) -> float:
+    return request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
+
+
+def with_meaning(
+    view: ReadView,
+    request: SearchInput,
     ranked: list[Hit],
     total: int,
-    meaning: PendingMeaning,
+    meaning: PendingMeaning[SemanticFound],
 ) -> tuple[list[Hit], int, Similarities]:
     """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
     fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
     first tier) stay first. `total` counts every keyword match plus the semantic hits that
     match no keyword; the query's similarities come back too (an empty answer suggests the
     nearest texts)."""
-    sims = meaning.similarities()
-    min_similarity = (
-        request.minSimilarity if request.minSimilarity is not None else DEFAULT_MIN_SIMILARITY
-    )
-    near = nearest_steps(view.schema, sims)
-    found = semantic_candidates(view, filters, near, sims, min_similarity)
-    matching = _keyword_matches(view, filters, near, plan, found)
+    semantic = meaning.result()
+    sims, found, matching = semantic.sims, semantic.candidates, semantic.matching
+    min_similarity = _min_similarity(request)
     exact_keys = {hit.key for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
     if request.mode != "semantic":
@@ -96,7 +130,7 @@ def _keyword_matches(
     filters: FilterClauses,
     near: tantivy.Query | None,
     plan: PlannedQuery,
-    found: dict[tuple[int, int], tuple[float, tantivy.DocAddress]],
+    found: dict[DocKey, tuple[float, tantivy.DocAddress]],
 ) -> set[tuple[int, int]]:
     """Which semantic candidates the keyword query matches (retrieval clauses, as `total`
     counts), asked without naming them: the candidates are the first `CANDIDATE_DEPTH` steps

@@ -25,7 +25,7 @@ from engine.hybrid import RERANK_WINDOW, Hit, settle
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
 from engine.matched import page_evidence
-from engine.meaning import answer_mode, meaning_fields, with_meaning
+from engine.meaning import answer_mode, meaning_fields, start_meaning, with_meaning
 from engine.payload import read_payload
 from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_query, step_filter
 from engine.results import SearchPage
@@ -68,10 +68,18 @@ def search(
         filters.append((tantivy.Occur.Must, unscored(types)))
     end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
     mode_used, degraded = answer_mode(request, semantic)
-    # The query is embedded (on its own thread) while the keyword leg searches; with the app's
-    # words its everyday expressions mean appended (`analyzers.glossary`), one text, one run.
+    # The query is embedded and its semantic candidates looked up (on the embedding thread)
+    # while the keyword leg searches; with the app's words its everyday expressions mean
+    # appended (`analyzers.glossary`), one text, one run.
     meaning = (
-        semantic.start(synonyms.glossary.gloss(request.query) or request.query)
+        start_meaning(
+            semantic,
+            synonyms.glossary.gloss(request.query) or request.query,
+            view,
+            request,
+            plan,
+            filters,
+        )
         if isinstance(semantic, SemanticLeg) and mode_used != "keyword"
         else None
     )
@@ -87,7 +95,7 @@ def search(
     phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
     if meaning is not None:
         try:
-            ranked, total, sims = with_meaning(view, request, plan, filters, ranked, total, meaning)
+            ranked, total, sims = with_meaning(view, request, ranked, total, meaning)
             phrases = meaning.nearest_phrases(sims, searcher) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)

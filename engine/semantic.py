@@ -15,11 +15,12 @@ import queue
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import tantivy
@@ -46,6 +47,7 @@ and the search answers by keywords, saying why (issue 7 item 5)."""
 EMBED_TIMEOUT_ENV = "KNOWHOW_EMBED_TIMEOUT_MS"
 """Overrides the timeout (milliseconds): a machine that is slow or heavily shared needs more."""
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
@@ -82,46 +84,77 @@ class SemanticLeg:
     vectors: VectorReader
     timeout: float = EMBED_TIMEOUT_S
 
-    def start(self, query: str) -> "PendingMeaning":
-        """Start embedding the query on the embedding thread and return at once: a search
-        starts it before its keyword leg, so the model (~5 ms of CPU) runs while Tantivy
-        searches instead of after it. The cosines are computed when `similarities()` asks."""
+    def start(self, query: str, then: Callable[["Similarities"], T]) -> "PendingMeaning[T]":
+        """Embed the query on the embedding thread, then run `then` with its similarities
+        there too, and return at once: a search starts it before its keyword leg, so the model
+        (~5 ms of CPU) and the semantic leg's own Tantivy searches (which release the GIL) run
+        while the keyword leg searches, on a second core when there is one."""
         _one_blas_thread()
         global _worker
         with _worker_lock:
             if _worker is None or not _worker.is_alive():
                 _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
                 _worker.start()
-        done: Future[Vectors] = Future()
-        _jobs.put((self.embedder, query, done))
-        return PendingMeaning(self, done, time.monotonic() + self.timeout)
+        self.vectors.refresh()
+        vector: Future[Vectors] = Future()
+        found: Future[T] = Future()
+        _jobs.put(partial(self._embed_then, query, then, vector, found))
+        return PendingMeaning(self, vector, found, time.monotonic() + self.timeout)
+
+    def similarities(self, vector: Vectors) -> "Similarities":
+        """Cosine of a query's vector to every stored text."""
+        matrix = self.vectors.matrix
+        cos = matrix @ vector if len(matrix) else np.zeros(0, np.float32)
+        return Similarities(cos, self.vectors.rows, self.vectors.keys, self.vectors.numbered)
+
+    def _embed_then(
+        self,
+        query: str,
+        then: Callable[["Similarities"], T],
+        vector: "Future[Vectors]",
+        found: "Future[T]",
+    ) -> None:
+        """The embedding thread's job: the query's vector, then what `then` finds with it,
+        unless the search stopped waiting (`found` cancelled); failures are handed over."""
+        if not vector.set_running_or_notify_cancel():
+            return
+        try:
+            vector.set_result(self.embedder.embed([query])[0])
+        except Exception as exc:  # handed to the waiting search, which raises it
+            vector.set_exception(exc)
+            return
+        if not found.set_running_or_notify_cancel():
+            return
+        try:
+            found.set_result(then(self.similarities(vector.result())))
+        except BaseException as exc:  # a Tantivy panic too: the search raises it, not us
+            found.set_exception(exc)
 
 
 @dataclass(frozen=True, slots=True)
-class PendingMeaning:
-    """A query being embedded, with the time by which its vector must be there."""
+class PendingMeaning(Generic[T]):
+    """A query being embedded (and looked up), with the time by which its vector must be
+    there."""
 
     leg: SemanticLeg
     vector: "Future[Vectors]"
+    found: "Future[T]"
     deadline: float
     """`time.monotonic()` at which the search gives up waiting (timeout from the start)."""
 
-    def similarities(self) -> "Similarities":
-        """Cosine of the query to every stored text; `EmbeddingTimeout` when the model has not
-        answered within the timeout of `start`. An ONNX run cannot be interrupted: a
+    def result(self) -> T:
+        """What `then` of `SemanticLeg.start` returned; `EmbeddingTimeout` when the model has
+        not answered within the timeout of `start`. An ONNX run cannot be interrupted: a
         late one finishes on its (daemon) thread, its vector unused, and queries behind it wait
         their own timeout (answered by keywords)."""
-        self.leg.vectors.refresh()
         try:
-            qvec = self.vector.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            self.vector.result(timeout=max(0.0, self.deadline - time.monotonic()))
         except FutureTimeout:
+            self.found.cancel()
             raise EmbeddingTimeout(
                 f"embedding the query took longer than {self.leg.timeout * 1000:.0f} ms"
             ) from None
-        matrix = self.leg.vectors.matrix
-        cos = matrix @ qvec if len(matrix) else np.zeros(0, np.float32)
-        vectors = self.leg.vectors
-        return Similarities(cos, vectors.rows, vectors.keys, vectors.numbered)
+        return self.found.result()
 
     def nearest_phrases(self, sims: "Similarities", searcher: tantivy.Searcher) -> list[str]:
         """The distinct action texts (what steps did, not goals or screens) nearest the query,
@@ -138,21 +171,14 @@ class PendingMeaning:
         return phrases
 
 
-_Job = tuple[Embedder, str, "Future[Vectors]"]
-_jobs: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
+_jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
 
 
 def _embed_jobs() -> None:
     while True:
-        embedder, query, done = _jobs.get()
-        if not done.set_running_or_notify_cancel():
-            continue
-        try:
-            done.set_result(embedder.embed([query])[0])
-        except Exception as exc:  # handed to the waiting search, which raises it
-            done.set_exception(exc)
+        _jobs.get()()
 
 
 @cache

@@ -11,9 +11,9 @@ both see the same load. Reported per version: wall-clock p50/p95 and the CPU tim
 p50 of a search, and the median of the per-query CPU ratio base / this tree (> 1: this tree is
 cheaper). `--check` also compares every answer field by field (a speed change must not change
 what search returns). `--phases` then times where this tree's search spends its time: the
-main thread's CPU per search in each step of it (nested steps are counted in their parents too;
-the query embedding runs on its own thread, outside these). The search cache is off, as in
-`knowhow batch-search`.
+CPU per search in each step of it, on the thread that runs it (nested steps are counted in their
+parents too; the query embedding and the semantic candidates' lookup run on the embedding thread:
+`search (all)` is the main thread's alone). The search cache is off, as in `knowhow batch-search`.
 """
 
 import argparse

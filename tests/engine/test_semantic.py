@@ -324,7 +324,7 @@ def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: 
     engine = kb.engine()
     leg = engine.semantic()
     assert isinstance(leg, SemanticLeg)
-    sims = leg.start("send money to a friend").similarities()
+    sims = leg.start("send money to a friend", then=lambda found: found).result()
     searcher = engine.reader.searcher()
     steps = tantivy.Query.term_query(engine.reader.schema, "doc_type", "step")
     addresses = [address for _, address in searcher.search(steps, limit=100).hits]
