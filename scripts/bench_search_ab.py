@@ -10,10 +10,11 @@ engine answer the same queries in one process on one index, alternating which go
 both see the same load. Reported per version: wall-clock p50/p95 and the CPU time (all threads)
 p50 of a search, and the median of the per-query CPU ratio base / this tree (> 1: this tree is
 cheaper). `--check` also compares every answer field by field (a speed change must not change
-what search returns). `--phases` then times where this tree's search spends its time: the
-CPU per search in each step of it, on the thread that runs it (nested steps are counted in their
-parents too; the query embedding and the semantic candidates' lookup run on the embedding thread:
-`search (all)` is the main thread's alone). The search cache is off, as in `knowhow batch-search`.
+what search returns). `--phases` then times where each version's search spends its time (the
+versions alternating per query again): the CPU per search in each step of it, on the thread
+that runs it (nested steps are counted in their parents too; the query embedding and, since
+session 7, the semantic candidates' lookup run on the embedding thread: `search (all)` is the
+main thread's alone). The search cache is off, as in `knowhow batch-search`.
 """
 
 import argparse
@@ -34,8 +35,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 PHASES = (
     ("engine.search", "plan_query"),
+    ("engine.search", "_tiers"),
     ("engine.search", "_rank_tier"),
     ("engine.search", "_rescore"),
+    ("engine.search", "recalls"),
     ("engine.search", "with_meaning"),
     ("engine.meaning", "nearest_steps"),
     ("engine.meaning", "semantic_candidates"),
@@ -77,29 +80,38 @@ def base_engine(revision: str, into: Path) -> ModuleType:
 
 
 def phases(
-    engine: Any, request: Any, queries: list[str], mode: str, limit: int
-) -> dict[str, float]:
-    """Main-thread CPU ms per search spent in each of `PHASES` (this tree's engine)."""
-    spent: dict[str, float] = {}
+    versions: dict[str, tuple[Any, Any, str]], queries: list[str], mode: str, limit: int
+) -> dict[str, dict[str, float]]:
+    """CPU ms per search spent in each of `PHASES`, per version (name -> engine, request type,
+    package), the versions alternating per query; a step a version lacks is left out."""
+    spent: dict[str, dict[str, float]] = {name: {} for name in versions}
 
-    def timed(label: str, function: Any) -> Any:
+    def timed(into: dict[str, float], label: str, function: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
             started = time.thread_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                spent[label] = spent.get(label, 0.0) + time.thread_time() - started
+                into[label] = into.get(label, 0.0) + time.thread_time() - started
 
         return run
 
-    for module_name, name in PHASES:
-        module = importlib.import_module(module_name)
-        setattr(module, name, timed(name, getattr(module, name)))
-    started = time.thread_time()
-    for query in queries:
-        engine.search(request(query=query, limit=limit, mode=mode))
-    spent["search (all)"] = time.thread_time() - started
-    return {label: round(seconds * 1000 / len(queries), 3) for label, seconds in spent.items()}
+    for name, (_, _, package) in versions.items():
+        for module_name, function in PHASES:
+            module = importlib.import_module(module_name.replace("engine", package, 1))
+            if hasattr(module, function):
+                setattr(module, function, timed(spent[name], function, getattr(module, function)))
+    for i, query in enumerate(queries):
+        for name in list(versions) if i % 2 == 0 else list(reversed(versions)):
+            engine, request, _ = versions[name]
+            started = time.thread_time()
+            engine.search(request(query=query, limit=limit, mode=mode))
+            total = spent[name].get("search (all)", 0.0) + time.thread_time() - started
+            spent[name]["search (all)"] = total
+    return {
+        name: {label: round(seconds * 1000 / len(queries), 3) for label, seconds in times.items()}
+        for name, times in spent.items()
+    }
 
 
 def answer(page: Any) -> str:
@@ -126,7 +138,7 @@ def main() -> int:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         base_engine(args.base, Path(tmp))
-        versions: dict[str, tuple[Any, Any]] = {}
+        versions: dict[str, tuple[Any, Any, str]] = {}
         for name, package in (("base", BASE_PACKAGE), ("this tree", "engine")):
             knowledge = importlib.import_module(f"{package}.knowledge")
             inputs = importlib.import_module(f"{package}.inputs")
@@ -134,7 +146,7 @@ def main() -> int:
             engine.refresh()
             if args.mode != "keyword":
                 engine.semantic()
-            versions[name] = (engine, inputs.SearchInput)
+            versions[name] = (engine, inputs.SearchInput, package)
         wall: dict[str, list[float]] = {name: [] for name in versions}
         cpu: dict[str, list[float]] = {name: [] for name in versions}
         differ = 0
@@ -143,7 +155,7 @@ def main() -> int:
                 order = list(versions) if (i + repeat) % 2 == 0 else list(reversed(versions))
                 answers = {}
                 for name in order:
-                    engine, request = versions[name]
+                    engine, request, _ = versions[name]
                     ask = request(query=query, limit=args.limit, mode=args.mode)
                     started, cpu_started = time.perf_counter(), time.process_time()
                     page = engine.search(ask)
@@ -165,8 +177,7 @@ def main() -> int:
     if args.check:
         report["answers_that_differ"] = differ
     if args.phases:
-        engine, request = versions["this tree"]
-        report["phases_cpu_ms_per_search"] = phases(engine, request, queries, args.mode, args.limit)
+        report["phases_cpu_ms_per_search"] = phases(versions, queries, args.mode, args.limit)
     out(json.dumps(report))
     return 1 if differ else 0
 
