@@ -150,6 +150,7 @@ class PendingMeaning(Generic[T]):
         try:
             self.vector.result(timeout=max(0.0, self.deadline - time.monotonic()))
         except FutureTimeout:
+            self.vector.cancel()  # not embedded at all if the thread has not started on it
             self.found.cancel()
             raise EmbeddingTimeout(
                 f"embedding the query took longer than {self.leg.timeout * 1000:.0f} ms"
