@@ -10,10 +10,12 @@ A rebuild writes a new generation and swaps `CURRENT`, so searches keep answerin
 Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
 """
 
+import base64
 import hashlib
 import shutil
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,38 @@ MANIFEST_FILE = "manifest.sqlite3"
 WRITER_HEAP_BYTES = 256_000_000
 WRITER_THREADS = 1
 """One indexing thread: Python analysis keeps the other core busy (measured faster on 2 cores)."""
+
+
+@dataclass(slots=True)
+class EncodedDocuments:
+    """Documents as the writer adds them: each one Tantivy's JSON form of the document dict
+    (bytes fields in base64, as Tantivy reads them), plus the texts they refer to by key, to be
+    embedded (`EMBED_TEXTS`, taken out of the dicts).
+
+    Encoding happens where the documents are made, so a bulk build does it in its analysis
+    workers: a JSON string crosses the process boundary for the cost of copying it, and
+    Tantivy parses it in Rust, while a dict is unpickled and converted field by field in the
+    writer (0.09 -> 0.02 ms of writer CPU per document; the segment files are byte-identical:
+    docs/BENCHMARKS.md, build section)."""
+
+    json: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+def encode_documents(documents: Iterable[dict[str, Any]]) -> EncodedDocuments:
+    """`documents` as the writer adds them (their `EMBED_TEXTS` entries are taken out)."""
+    encoded = EncodedDocuments()
+    for doc in documents:
+        encoded.texts.update(doc.pop(EMBED_TEXTS, {}))
+        encoded.json.append(orjson.dumps(doc, default=_base64).decode())
+    return encoded
+
+
+def _base64(value: object) -> str:
+    """orjson's fallback for the values it cannot write: bytes fields, as Tantivy reads them."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not a document value")
 
 
 class IndexLayout:
@@ -196,7 +230,6 @@ class IndexWriter:
         again (a rebuild passes the generation it replaces)."""
         _check_meta(path)
         self.path = path
-        self.schema = build_schema()
         self.index = tantivy.Index.open(str(path))
         try:
             self.writer = self.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
@@ -214,23 +247,28 @@ class IndexWriter:
         self._pending_facts: dict[str, bytes] = {}
 
     def replace_session(
-        self, session_id: str, documents: list[dict[str, Any]], signature: str, facts: bytes
+        self, session_id: str, documents: EncodedDocuments, signature: str, facts: bytes
     ) -> None:
         """Delete everything of the session, then add its documents (one commit later)."""
         self.writer.delete_documents_by_term("session_id", session_id)
-        self.add_documents(session_id, documents, signature, facts)
+        self.add_encoded(session_id, documents, signature, facts)
 
     def add_documents(
         self, session_id: str, documents: list[dict[str, Any]], signature: str, facts: bytes
     ) -> None:
         """Add documents of a session (e.g. its newly appended steps), its new signature and
         its supersede facts as they are now (the whole session's)."""
-        for doc in documents:
-            texts: dict[str, str] = doc.pop(EMBED_TEXTS, {})
-            self._pending_texts.update(
-                (key, text) for key, text in texts.items() if key not in self.vectors.keys
-            )
-            self.writer.add_document(tantivy.Document.from_dict(doc, self.schema))
+        self.add_encoded(session_id, encode_documents(documents), signature, facts)
+
+    def add_encoded(
+        self, session_id: str, documents: EncodedDocuments, signature: str, facts: bytes
+    ) -> None:
+        """`add_documents` of documents already encoded (by an analysis worker)."""
+        self._pending_texts.update(
+            (key, text) for key, text in documents.texts.items() if key not in self.vectors.keys
+        )
+        for doc in documents.json:
+            self.writer.add_json(doc)
         self._pending_upserts[session_id] = signature
         self._pending_facts[session_id] = facts
         self._pending_deletes.discard(session_id)

@@ -6,6 +6,7 @@ a11y refs from earlier steps, so when any of its files change the session is re-
 names, sizes and modification times, without parsing them.
 """
 
+import gc
 import multiprocessing
 import os
 import shutil
@@ -20,7 +21,13 @@ from typing import Any, TypeVar
 from engine.decisions import FactsLedger, write_detected
 from engine.documents import SessionContext, session_documents, step_documents
 from engine.errors import IndexDamaged, StaleIndex
-from engine.index import IndexLayout, IndexWriter, create_generation
+from engine.index import (
+    EncodedDocuments,
+    IndexLayout,
+    IndexWriter,
+    create_generation,
+    encode_documents,
+)
 from engine.index_check import GenerationCheck
 from engine.skips import record_skips
 from engine.store import KnowledgeStore, Skip, list_session
@@ -42,6 +49,11 @@ CHUNKS_AHEAD = 2 * PARALLEL_WORKERS
 """Tasks handed out before the writer has taken the oldest one's documents: enough to keep
 every worker busy, few enough that analysed documents never pile up in memory when the writer
 is the slower side (handing out every session at once held a whole 1M build's documents)."""
+WORKER_GC_THRESHOLD = 100_000
+"""Allocations between the cyclic garbage collector's young passes in an analysis worker
+(Python's default: 700). Analysis makes no cyclic garbage (none found over 300 sessions), but
+each pass walks the young objects and every tenth the older ones, the analysis caches among
+them: ~20 % of a worker's CPU at the default (docs/BENCHMARKS.md, build section)."""
 
 
 @dataclass
@@ -78,7 +90,7 @@ class PreparedSession:
 
     session_id: str
     signature: str
-    documents: list[dict[str, Any]]
+    documents: EncodedDocuments
     steps: int
     skipped: list[Skip]
     facts: bytes
@@ -90,7 +102,7 @@ def prepare_session(root: Path, session_id: str, signature: str | None = None) -
     signature = signature or list_session(store.root, session_id).signature
     loaded = store.load_session(session_id)
     facts = SessionFacts(session_id)
-    docs = session_documents(loaded, facts)
+    docs = encode_documents(session_documents(loaded, facts))
     return PreparedSession(
         session_id, signature, docs, len(loaded.steps), loaded.skipped, facts.encode()
     )
@@ -116,10 +128,10 @@ def _write_prepared(writer: IndexWriter, prepared: PreparedSession, report: Sync
     report.skipped.extend(prepared.skipped)
     report.sessions_indexed += 1
     report.steps_indexed += prepared.steps
-    return len(prepared.documents)
+    return len(prepared.documents.json)
 
 
-def _prepared(root: Path, work: list[tuple[str, str]]) -> Iterator[PreparedSession]:
+def _prepared(root: Path, work: list[tuple[str, str | None]]) -> Iterator[PreparedSession]:
     """Sessions read and analysed, in order (see `_map`)."""
     ids = [session_id for session_id, _ in work]
     signatures = [signature for _, signature in work]
@@ -138,7 +150,7 @@ def _map(
         return
     calls = list(zip(ids, extra, strict=True))
     context = multiprocessing.get_context("spawn")  # the writer has threads: never fork it
-    with ProcessPoolExecutor(max_workers=PARALLEL_WORKERS, mp_context=context) as pool:
+    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_worker_started) as pool:
         running: deque[Future[list[T]]] = deque()
         for start in range(0, len(calls), CHUNK_SESSIONS):
             chunk = calls[start : start + CHUNK_SESSIONS]
@@ -147,6 +159,13 @@ def _map(
                 yield from running.popleft().result()
         while running:
             yield from running.popleft().result()
+
+
+def _worker_started() -> None:
+    """An analysis worker's set-up: what was imported stays out of the collector's passes
+    (`gc.freeze`), and passes are rare (`WORKER_GC_THRESHOLD`)."""
+    gc.freeze()
+    gc.set_threshold(WORKER_GC_THRESHOLD)
 
 
 def _map_chunk(
@@ -176,10 +195,15 @@ def sync(
     report = SyncReport()
     known = writer.manifest.signatures()
     on_disk = store.session_ids()
-    changed: list[tuple[str, str]] = []
+    changed: list[tuple[str, str | None]] = []
     for session_id in on_disk:
+        if session_id not in known:
+            # New to the index: its analysis worker lists its files (a bulk build would
+            # otherwise list every file here, one process, before any worker starts).
+            changed.append((session_id, None))
+            continue
         signature = list_session(store.root, session_id).signature
-        if known.get(session_id) == signature:
+        if known[session_id] == signature:
             report.sessions_unchanged += 1
         else:
             changed.append((session_id, signature))

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.documents import SessionContext, session_documents, step_documents
-from engine.index import MANIFEST_FILE, IndexWriter
+from engine.index import MANIFEST_FILE, IndexWriter, encode_documents
 from engine.indexer import SyncReport
 from engine.models import SessionMetadata
 from engine.redaction import scrub_step
@@ -122,7 +122,7 @@ def _reindex(
     loaded = store.load_session(session_id)
     facts = SessionFacts(session_id)
     docs = session_documents(loaded, facts)
-    writer.replace_session(session_id, docs, listing.signature, facts.encode())
+    writer.replace_session(session_id, encode_documents(docs), listing.signature, facts.encode())
     report.skipped.extend(loaded.skipped)
     report.sessions_indexed += 1
     report.steps_indexed += len(loaded.steps)

@@ -15,10 +15,12 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from engine.errors import InvalidInput
 from engine.files import (
@@ -30,8 +32,9 @@ from engine.files import (
     write_at,
 )
 from engine.labels import labelled
-from engine.limits import MAX_READ_FILE_BYTES, parse_bounded
+from engine.limits import MAX_READ_FILE_BYTES, SMALL_FILE_BYTES, parse_bounded
 from engine.models import (
+    Observation,
     SessionMetadata,
     StepRecord,
     Supersession,
@@ -44,6 +47,8 @@ SESSION_FILE = "session.json"
 DECISIONS_FILE = "superseded.json"
 """Which of the session's steps are superseded (see `engine.supersede`)."""
 STEPS_DIR = "steps"
+OBSERVATIONS_CACHED = 2_048
+"""Distinct observations a process keeps parsed (`parse_step`; ~10 KB each)."""
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -186,6 +191,35 @@ def _step_names(folder: int) -> list[str]:
     )
 
 
+def parse_step(data: bytes) -> StepRecord:
+    """A step file's record (`parse_bounded`), its observation parsed once per distinct value.
+
+    Agents see the same screens again and again: of 13,815 steps of the 100k corpus's first
+    300 sessions, 8.8 % have an observation not seen before, and the observation is two thirds
+    of a step file. Records share the parsed `Observation` (records are never changed in
+    place: a changed record is a copy). The rest is validated from the parsed JSON; whatever
+    that path refuses is parsed again the usual way, so a file that cannot be read is refused
+    with the same reason as always (and a file read either way gives the same record: a test
+    checks both on generated records)."""
+    if len(data) > SMALL_FILE_BYTES:
+        return parse_bounded(StepRecord, data)
+    try:
+        raw = from_json(data, allow_inf_nan=False)  # pydantic's parser: its numbers, its strings
+        observation = raw.get("observation")
+        if isinstance(observation, dict):
+            raw["observation"] = _observation(orjson.dumps(observation))
+        return StepRecord.model_validate(raw)
+    except (ValueError, AttributeError, TypeError):
+        # Invalid JSON or record, JSON that is no object, or values orjson does not write
+        # as read (an integer beyond 64 bits): the usual way decides.
+        return StepRecord.model_validate_json(data)
+
+
+@lru_cache(maxsize=OBSERVATIONS_CACHED)
+def _observation(data: bytes) -> Observation:
+    return Observation.model_validate_json(data)
+
+
 def step_id_for(session_id: str, file_name: str) -> str:
     """`<sessionId>/<file stem>`, the stable id of a step."""
     return f"{session_id}/{file_name.removesuffix('.json')}"
@@ -307,7 +341,7 @@ class KnowledgeStore:
         """One step file (a big one cut to `engine.limits`' read limits); raises OSError
         (`UnsafeFile` too), ValueError or ValidationError when unreadable."""
         with self.folder(session_id, STEPS_DIR) as folder:
-            return parse_bounded(StepRecord, read_regular(folder, file_name, MAX_READ_FILE_BYTES))
+            return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
 
     def load_session(self, session_id: str) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised."""
@@ -366,7 +400,7 @@ class KnowledgeStore:
                     try:
                         sig = _file_sig(folder, name)
                         data = read_regular(folder, name, MAX_READ_FILE_BYTES)
-                        record = parse_bounded(StepRecord, data)
+                        record = parse_step(data)
                     except FileNotFoundError:
                         continue  # deleted while we were reading
                     except (OSError, ValueError, ValidationError) as exc:
