@@ -18,8 +18,9 @@ import orjson
 from analyzers import analyze
 from engine.labels import record_labels, tool_action
 from engine.limits import FIELD_TOKENS
+from engine.memo import OBSERVATIONS_CACHED, ByIdentity
 from engine.memory_text import memory_fields
-from engine.models import SessionMetadata, StepRecord, Supersession, epoch_ms
+from engine.models import Observation, SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.payload import PayloadTarget, StepPayload, SupersededBy
 from engine.redaction import scrub_step
 from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
@@ -141,22 +142,67 @@ class SessionContext:
         self.refs)`: a secret shown on screen must not become a later step's target name; the
         caller has scrubbed it to use it, and scrubbing costs as much as the rest of a step's
         analysis): its observation (taken after the action) is what comes next."""
-        obs = scrubbed.observation
-        self.screen = effective_screen(scrubbed)
-        self.url = obs.state.currentUrl
-        if obs.a11y.nodes:
-            self.refs = {n.ref: (n.role, n.name) for n in obs.a11y.nodes}
-            self.roles = {n.name.lower(): n.role for n in obs.a11y.nodes if n.name}
-        if obs.testIds:
-            self.texts = {t.testId: t.text for t in obs.testIds if t.text}
+        seen = observed(scrubbed.observation)
+        self.screen = seen.screen
+        self.url = scrubbed.observation.state.currentUrl
+        if seen.refs is not None:
+            self.refs, self.roles = seen.refs, seen.roles
+        if seen.texts is not None:
+            self.texts = seen.texts
 
 
 def effective_screen(record: StepRecord) -> str:
     """The recorded screen, or — for records that said `unknown` — what the rules detect."""
-    if record.screen != UNKNOWN:
-        return record.screen
-    obs = record.observation
+    return _screen_of(record.observation)
+
+
+def _screen_of(obs: Observation) -> str:
+    screen = obs.state.currentScreen or UNKNOWN
+    if screen != UNKNOWN:
+        return screen
     return default_rules().detect(obs.state.currentUrl, (t.testId for t in obs.testIds))
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What an observation alone gives a step document and the session context (shared, never
+    changed: `observed`)."""
+
+    screen: str
+    """`effective_screen`."""
+    refs: dict[str, tuple[str, str]] | None
+    """a11y ref -> (role, name); None when the observation has no snapshot (the context keeps
+    the one before)."""
+    roles: dict[str, str]
+    texts: dict[str, str] | None
+    """testId -> visible text; None when the observation lists no testIds."""
+    landed: str
+    visible: str
+    a11y: str
+    notice: str
+    payload_a11y: list[list[str]]
+
+
+def _observe(obs: Observation) -> Observed:
+    nodes = obs.a11y.nodes
+    screen = _screen_of(obs)
+    return Observed(
+        screen=screen,
+        refs={n.ref: (n.role, n.name) for n in nodes} if nodes else None,
+        roles={n.name.lower(): n.role for n in nodes if n.name},
+        texts={t.testId: t.text for t in obs.testIds if t.text} if obs.testIds else None,
+        landed=field_text([screen if screen != UNKNOWN else None, route_of(obs.state.currentUrl)]),
+        visible=field_text(t.testId for t in obs.testIds),
+        a11y=field_text(
+            [*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]
+        ),
+        notice=field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
+        payload_a11y=[[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
+    )
+
+
+observed = ByIdentity(_observe, OBSERVATIONS_CACHED)
+"""`Observed` of an observation, derived once per parsed observation (records share them)."""
 
 
 def resolve_target(record: StepRecord, context: SessionContext) -> ResolvedTarget | None:
@@ -216,12 +262,12 @@ def step_document(
     target = resolve_target(record, context)
     evidence = session_evidence(meta)
     obs = record.observation
+    seen = observed(obs)
     labels = record_labels(record)
     error = record.outcome.error
-    screen = effective_screen(record)
+    screen = seen.screen
     on_screen = context.screen or screen
     on_url = context.url or obs.state.currentUrl
-    nodes = obs.a11y.nodes
     payload: StepPayload = {
         "tool": record.tool.name,
         "screen": screen,
@@ -236,7 +282,7 @@ def step_document(
         "flowTags": evidence["flowTags"],
         "tags": evidence["tags"],
         "branch": evidence["branchRaw"],
-        "a11y": [[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
+        "a11y": seen.payload_a11y,
     }
     if decision is not None:
         payload["supersededAt"] = decision.supersededAt
@@ -252,19 +298,15 @@ def step_document(
     fields = {
         "tool": field_text([record.tool.name]),
         "screen": field_text([on_screen] if on_screen != "unknown" else []),
-        "landed": field_text(
-            [screen if screen != "unknown" else None, route_of(obs.state.currentUrl)]
-        ),
+        "landed": seen.landed,
         "target": field_text([target.test_id, target.selector] if target else []),
         "target_name": field_text([target.role, target.name] if target else []),
         "labels": field_text(labels),
-        "visible": field_text(t.testId for t in obs.testIds),
-        "a11y": field_text(
-            [*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]
-        ),
+        "visible": seen.visible,
+        "a11y": seen.a11y,
         "route": field_text([route_of(on_url)]),
         "error": field_text([error.code, error.message] if error else []),
-        "notice": field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
+        "notice": seen.notice,
     }
     # Tokens the reranker checks query coverage against (`schema.COVERAGE_FIELDS`), kept with
     # the payload so reranking never re-analyses text at query time.

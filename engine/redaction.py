@@ -28,7 +28,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from engine.models import StepRecord
+from engine.memo import OBSERVATIONS_CACHED, ByIdentity
+from engine.models import Observation, StepRecord
 
 REDACTED = "[REDACTED]"
 SECRET_WORDS = re.compile(
@@ -91,16 +92,16 @@ def looks_like_secret(text: str | list[Any]) -> bool:
     return _PRIVATE_KEY.fullmatch(text.strip()) is not None
 
 
-def _chip_words(record: StepRecord) -> list[str]:
+def _chip_words(observation: Observation) -> list[str]:
     """The words of a phrase shown a word per element: by testIds that name a secret, or as a
     run of at least 12 one-word accessibility nodes (fewer is a list, not a phrase)."""
     found = [
         item.text
-        for item in record.observation.testIds
+        for item in observation.testIds
         if item.text and is_secret(item.testId) and _CHIP_WORD.fullmatch(item.text.strip())
     ]
     runs: list[list[str]] = [[]]
-    for node in record.observation.a11y.nodes:
+    for node in observation.a11y.nodes:
         name = node.name.strip()
         if _CHIP_WORD.fullmatch(name):
             runs[-1].append(node.name)
@@ -191,13 +192,23 @@ def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[s
             found += _flatten(text)
         elif isinstance(text, str) and looks_like_secret(text):
             found.append(text)
-    for item in record.observation.testIds:
+    found += _shown_secrets(record.observation)
+    return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+
+
+def _secrets_shown(observation: Observation) -> list[str]:
+    """The secrets an observation shows (in a secret field, as a phrase or key, word by word)."""
+    found = []
+    for item in observation.testIds:
         field = item.tag in FIELD_TAGS and is_secret(item.testId)
         if item.text and (field or _looks_like_secret_text(item.text)):
             found.append(item.text)
-    found += [n.name for n in record.observation.a11y.nodes if _looks_like_secret_text(n.name)]
-    found += _chip_words(record)
-    return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+    found += [n.name for n in observation.a11y.nodes if _looks_like_secret_text(n.name)]
+    return found + _chip_words(observation)
+
+
+_shown_secrets = ByIdentity(_secrets_shown, OBSERVATIONS_CACHED)
+"""(derived once per parsed observation: records share them, `store.parse_step`)"""
 
 
 def _scrub(value: Any, secrets: list[str]) -> Any:

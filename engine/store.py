@@ -33,6 +33,7 @@ from engine.files import (
 )
 from engine.labels import labelled
 from engine.limits import MAX_READ_FILE_BYTES, SMALL_FILE_BYTES, parse_bounded
+from engine.memo import OBSERVATIONS_CACHED
 from engine.models import (
     Observation,
     SessionMetadata,
@@ -47,8 +48,6 @@ SESSION_FILE = "session.json"
 DECISIONS_FILE = "superseded.json"
 """Which of the session's steps are superseded (see `engine.supersede`)."""
 STEPS_DIR = "steps"
-OBSERVATIONS_CACHED = 2_048
-"""Distinct observations a process keeps parsed (`parse_step`; ~10 KB each)."""
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from engine.index import encode_documents
+from engine.memo import ByIdentity
 from engine.memory_text import EMBED_TEXTS
 from engine.models import StepRecord
 from engine.store import parse_step
@@ -126,3 +127,18 @@ def test_encoded_documents_are_the_dicts_with_bytes_in_base64(doc: dict[str, Any
         k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in doc.items()
     }
     assert decoded == orjson.loads(orjson.dumps(expected))
+
+
+def test_values_derived_by_identity_are_derived_once_per_object() -> None:
+    calls: list[list[int]] = []
+
+    def derive(obj: list[int]) -> int:
+        calls.append(obj)
+        return sum(obj)
+
+    derived = ByIdentity(derive, size=2)
+    first, equal, third = [1, 2], [1, 2], [5]
+    assert [derived(first), derived(first), derived(equal), derived(third)] == [3, 3, 3, 5]
+    assert [c is first for c in calls] == [True, False, False]  # `equal` is another object
+    derived(first)  # the oldest entry (`first`) was dropped when `third` came: derived again
+    assert len(calls) == 4
