@@ -150,7 +150,7 @@ def _map(
         return
     calls = list(zip(ids, extra, strict=True))
     context = multiprocessing.get_context("spawn")  # the writer has threads: never fork it
-    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_worker_started) as pool:
+    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=start_worker) as pool:
         running: deque[Future[list[T]]] = deque()
         for start in range(0, len(calls), CHUNK_SESSIONS):
             chunk = calls[start : start + CHUNK_SESSIONS]
@@ -161,7 +161,7 @@ def _map(
             yield from running.popleft().result()
 
 
-def _worker_started() -> None:
+def start_worker() -> None:
     """An analysis worker's set-up: what was imported stays out of the collector's passes
     (`gc.freeze`), and passes are rare (`WORKER_GC_THRESHOLD`)."""
     gc.freeze()

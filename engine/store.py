@@ -391,10 +391,9 @@ class KnowledgeStore:
         try:
             with self.folder(loaded.session_id, STEPS_DIR) as folder:
                 for name in _step_names(folder):
-                    path = directory / name
                     if not is_readable_name(name):
                         reason = "file name is not valid UTF-8"
-                        loaded.skipped.append(Skip(printable_path(path), reason))
+                        loaded.skipped.append(Skip(printable_path(directory / name), reason))
                         continue
                     try:
                         sig = _file_sig(folder, name)
@@ -403,7 +402,7 @@ class KnowledgeStore:
                     except FileNotFoundError:
                         continue  # deleted while we were reading
                     except (OSError, ValueError, ValidationError) as exc:
-                        loaded.skipped.append(Skip(str(path), _reason(exc)))
+                        loaded.skipped.append(Skip(str(directory / name), _reason(exc)))
                         continue
                     if sig is not None:
                         step_id = step_id_for(loaded.session_id, name)

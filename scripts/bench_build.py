@@ -83,13 +83,14 @@ def embedding_cost(generation: Path) -> tuple[int, float]:
 
 def analysis_cost(root: Path, sessions: int) -> float:
     """CPU ms per step of reading and analysing the first sessions in this process (after a
-    warm-up): what each build worker spends per step."""
-    from engine.indexer import prepare_session
+    warm-up, set up as a build worker is): what each build worker spends per step."""
+    from engine.indexer import prepare_session, start_worker
     from engine.store import KnowledgeStore
 
     ids = KnowledgeStore(root).session_ids()[:sessions]
     for session_id in ids[:20]:
         prepare_session(root, session_id)
+    start_worker()
     started = time.process_time()
     steps = sum(prepare_session(root, session_id).steps for session_id in ids)
     return (time.process_time() - started) * 1000 / max(1, steps)
