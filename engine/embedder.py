@@ -22,8 +22,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engine.model_graph import gather_before_dequantising
-
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSION = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -116,6 +114,9 @@ def _session(ort: Any, model_path: Path, options: Any) -> Any:
     keeps them (and a parsed copy) for the session's lifetime, ~25 MB more. Where no temporary
     folder can be written (a read-only or full disk), it is loaded from the bytes: the same
     vectors for ~25 MB more, rather than no semantic search at all."""
+    # Imported here: protobuf is needed only when the model loads, never by a keyword search.
+    from engine.model_graph import gather_before_dequantising
+
     rewritten = gather_before_dequantising(model_path.read_bytes())
     providers = ["CPUExecutionProvider"]
     try:
