@@ -5,7 +5,6 @@ tokens the index stores; `analyze_query` turns a user's query into weighted term
 the word they came from (a *concept*), which the engine turns into boosted term queries.
 """
 
-import re
 from dataclasses import dataclass
 
 from analyzers.glossary import query_words
@@ -13,10 +12,9 @@ from analyzers.identifiers import identifier_spellings, split_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import is_searchable
 from analyzers.synonyms import SynonymTable
-from analyzers.text import lower_chars, normalize
+from analyzers.text import lower_chars, words
 
 # A word: letters/digits/underscore, with inner `-` or `.` joining pieces (kebab ids, `0.1`).
-_WORD = re.compile(r"\w+(?:[-.]\w+)*")
 
 SYNONYM_WEIGHT = 0.6
 """A synonym weighs less than the word typed, so `transfer` ranks literal transfers first."""
@@ -46,8 +44,8 @@ def analyze(text: str | None) -> list[str]:
     if not text:
         return []
     out: dict[str, None] = {}
-    for match in _WORD.finditer(normalize(text)):
-        for token in _word_tokens(match.group(0)):
+    for word in words(text):
+        for token in _word_tokens(word):
             out.setdefault(token, None)
     return list(out)
 
@@ -84,14 +82,14 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
         if known is None or known.weight < term.weight:
             terms[term.token] = term
 
-    words = [m.group(0) for m in _WORD.finditer(normalize(query))]
+    typed = words(query)
     glossed = table.glossary.matches(query_words(query))
     expression_of = {i: m.expression for m in glossed for i in range(m.start, m.end)}
     index = 0
-    while index < len(words):
-        word = words[index]
+    while index < len(typed):
+        word = typed[index]
         expression = expression_of.get(index)
-        compound = _known_compound(words, index, table)
+        compound = _known_compound(typed, index, table)
         if compound is not None:  # "sign in" means "signin" (a synonym of unlock), not "sign"
             word = compound
             index += 1

@@ -17,7 +17,6 @@ Users extend the table through the synonyms file (`KNOWHOW_SYNONYMS`):
 `{"glossary": [{"says": ["moolah"], "means": ["ETH", "balance"]}]}`.
 """
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -26,17 +25,12 @@ from typing import Any
 from analyzers.glossary_data import DEFAULT_CONCEPTS, Concept
 from analyzers.identifiers import split_identifier
 from analyzers.stemming import stem
-from analyzers.text import normalize
-
-_WORD = re.compile(r"\w+(?:[-.]\w+)*")
-"""A query word, as `analyzers.analyze` reads them."""
+from analyzers.text import words
 
 
 def query_words(text: str) -> list[list[str]]:
     """Per word of `text` (as the query analyzer reads words), the stems of its parts."""
-    return [
-        [stem(p) for p in split_identifier(m.group(0))] for m in _WORD.finditer(normalize(text))
-    ]
+    return [[stem(p) for p in split_identifier(word)] for word in words(text)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,9 @@ from analyzers.stopwords import is_searchable
 
 # Unicode-aware version of SPEC-03's `/[^a-z0-9]+/i`: letters and digits of any script are kept.
 _NON_WORD = re.compile(r"[\W_]+")
+_WORD = re.compile(r"\w+(?:[-.]\w+)*")
+"""A word as the index and query analyzers read it: an identifier joined by `-` or `.` stays
+one word (`coin-overview-send`, `eth_sign`)."""
 
 
 def normalize(text: str) -> str:
@@ -28,6 +31,15 @@ def tokenize(text: str | None) -> list[str]:
         if token and is_searchable(token):
             seen.setdefault(token, None)
     return list(seen)
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` (normalized) as the index and query analyzers read them, in order.
+
+    >>> words("Click coin-overview-send, v1.2")
+    ['Click', 'coin-overview-send', 'v1.2']
+    """
+    return _WORD.findall(normalize(text))
 
 
 def lower_chars(text: str) -> str:
