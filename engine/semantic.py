@@ -105,7 +105,7 @@ class SemanticLeg:
         """Cosine of a query's vector to every stored text."""
         matrix = self.vectors.matrix
         cos = matrix @ vector if len(matrix) else np.zeros(0, np.float32)
-        return Similarities(cos, self.vectors.rows, self.vectors.keys, self.vectors.numbered)
+        return Similarities(cos, self.vectors.keys, self.vectors.numbered)
 
     def _embed_then(
         self,
@@ -194,7 +194,6 @@ def _one_blas_thread() -> None:
 @dataclass(frozen=True, slots=True)
 class Similarities:
     cos: Vectors
-    rows: dict[str, int]
     keys: list[str]
     numbered: "KeyNumbers"
 

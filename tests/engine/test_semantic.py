@@ -330,7 +330,7 @@ def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: 
     addresses = [address for _, address in searcher.search(steps, limit=100).hits]
 
     def cos(values: list[str]) -> float:
-        row = sims.rows.get(values[0]) if values and values[0] else None
+        row = leg.vectors.rows.get(values[0]) if values and values[0] else None
         return float(sims.cos[row]) if row is not None else 0.0
 
     docs = [searcher.doc(address) for address in addresses]
