@@ -53,7 +53,8 @@ class Embedder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ModelUnavailable(f"embedding runtime not installed: {exc}") from exc
-        digest = _sha256(model_path)
+        model = _read_model(model_path)
+        digest = hashlib.sha256(model).hexdigest()
         if digest != MODEL_SHA256:
             raise ModelUnavailable(
                 f"model file {model_path} has sha256 {digest[:12]}…, expected "
@@ -70,7 +71,7 @@ class Embedder:
         # browser sharing the cores (docs/BENCHMARKS.md, speed section).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = _session(ort, model_path, options)
+            self._session = _session(ort, model, model_path.name, options)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
@@ -108,8 +109,9 @@ class Embedder:
         return normalised
 
 
-def _session(ort: Any, model_path: Path, options: Any) -> Any:
-    """An ONNX Runtime session of the model with its lookup tables kept int8
+def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
+    """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
+    read once, so what loads is what was checked) with its lookup tables kept int8
     (`engine.model_graph`). The rewritten model is loaded from a file: given bytes, onnxruntime
     keeps them (and a parsed copy) for the session's lifetime, ~25 MB more. Where no temporary
     folder can be written (a read-only or full disk), it is loaded from the bytes: the same
@@ -117,11 +119,11 @@ def _session(ort: Any, model_path: Path, options: Any) -> Any:
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
     from engine.model_graph import gather_before_dequantising
 
-    rewritten = gather_before_dequantising(model_path.read_bytes())
+    rewritten = gather_before_dequantising(model)
     providers = ["CPUExecutionProvider"]
     try:
         with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:
-            path = Path(folder) / model_path.name
+            path = Path(folder) / name
             path.write_bytes(rewritten)
             return ort.InferenceSession(str(path), options, providers=providers)
     except OSError:
@@ -144,15 +146,11 @@ def _return_freed_heap() -> None:
     trim(0)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+def _read_model(path: Path) -> bytes:
     try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
+        return path.read_bytes()
     except OSError as exc:
         raise ModelUnavailable(f"model file {path} cannot be read: {exc.strerror}") from exc
-    return digest.hexdigest()
 
 
 def model_path() -> Path:
