@@ -50,6 +50,7 @@ _LOOKS = {
     "screenshot": "take a screenshot of",
 }
 """Observing steps, whose object is the screen they observed (`look at the send screen`)."""
+_OBSERVATION_OPENINGS = tuple(f"{looks} " for looks in _LOOKS.values())
 UNKNOWN_PAGE = "another page"
 """Where a navigation went when the page it landed on has no screen name and no web address."""
 
@@ -127,6 +128,13 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     if error and (error.get("message") or error.get("code")):
         text += f". Failed: {error.get('message') or words(error.get('code'))}"
     return text
+
+
+def is_observation_text(text: str) -> bool:
+    """Whether `text` is an observing step's own text, as `step_text` writes it (`look at the
+    send screen`, `check the state of the web page localhost`): the semantic leg weighs those
+    less (`engine.semantic.OBSERVATION_WEIGHT`). No action's text opens that way."""
+    return text.startswith(_OBSERVATION_OPENINGS)
 
 
 def screen_text(payload: StepPayload) -> str:

@@ -15,6 +15,7 @@ import queue
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -29,10 +30,16 @@ from threadpoolctl import threadpool_limits
 from engine.clauses import doc_key
 from engine.embedder import Embedder, Vectors
 from engine.filters import FilterClauses, ReadView
+from engine.memory_text import is_observation_text
 from engine.schema import KEY_COLUMNS
 from engine.vectors import KeyNumbers, VectorReader
 
 SCREEN_WEIGHT = 0.3
+OBSERVATION_WEIGHT = 0.8
+"""What an observing step's own text (`look at the send screen`) counts against an action's:
+an observation names everything on a screen, so it is near most queries about that screen, and
+ranked level with the actions it pushed the step that did the thing asked out of the first ten
+(measured: docs/ARCHITECTURE.md "Fusion", session 8)."""
 NEAREST_TEXTS = 64
 """Closest distinct texts whose steps become semantic candidates."""
 CANDIDATE_DEPTH = 200
@@ -102,9 +109,12 @@ class SemanticLeg:
         return PendingMeaning(self, vector, found, time.monotonic() + self.timeout)
 
     def similarities(self, vector: Vectors) -> "Similarities":
-        """Cosine of a query's vector to every stored text."""
+        """Cosine of a query's vector to every stored text, times the text's weight
+        (`text_weights`)."""
         matrix = self.vectors.matrix
-        cos = matrix @ vector if len(matrix) else np.zeros(0, np.float32)
+        if not len(matrix):
+            return Similarities(np.zeros(0, np.float32), self.vectors.keys, self.vectors.numbered)
+        cos = (matrix @ vector) * text_weights(self.vectors)
         return Similarities(cos, self.vectors.keys, self.vectors.numbered)
 
     def _embed_then(
@@ -170,6 +180,28 @@ class PendingMeaning(Generic[T]):
                 if len(phrases) == NEAREST_PHRASES:
                     break
         return phrases
+
+
+_weights: "weakref.WeakKeyDictionary[VectorReader, tuple[list[str], Vectors]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def text_weights(vectors: VectorReader) -> Vectors:
+    """Per stored text (in row order), what its cosine counts: `OBSERVATION_WEIGHT` for an
+    observing step's own text, else 1. Kept per store until it grows (the texts are read again
+    then: ~10 ms at 1M steps' 11,500 texts, once per commit, not per search)."""
+    keys = vectors.keys
+    known = _weights.get(vectors)
+    if known is not None and known[0] is keys:
+        return known[1]
+    texts = vectors.texts()
+    weights = np.array(
+        [OBSERVATION_WEIGHT if is_observation_text(texts.get(key, "")) else 1.0 for key in keys],
+        np.float32,
+    )
+    _weights[vectors] = (keys, weights)
+    return weights
 
 
 _jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()

@@ -5,7 +5,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.memory_text import selector_words, step_text, words
+from engine.labels import KNOWN_ACTIONS
+from engine.memory_text import (
+    OBSERVING_ACTIONS,
+    is_observation_text,
+    selector_words,
+    step_text,
+    words,
+)
 from engine.payload import StepPayload
 
 WALLET = "chrome-extension://abc/home.html#/send"
@@ -89,3 +96,28 @@ def test_an_observing_step_names_what_it_observed() -> None:
         == "read the accessibility tree of the web page localhost"
     )
     assert step_text(payload("mm_list_testids")) == "list the elements of the page"
+
+
+TARGETS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": st.sampled_from(["button", "textbox", "link"]),
+            "name": st.text(max_size=12),
+            "testId": st.from_regex(r"[a-z]{1,8}(-[a-z]{1,8}){0,2}", fullmatch=True),
+        },
+    ),
+)
+SCREENS = st.sampled_from(["unknown", "home", "send", "unlock", "settings"])
+
+
+@given(st.sampled_from(KNOWN_ACTIONS), TARGETS, SCREENS, SCREENS, st.booleans())
+def test_only_an_observing_step_has_an_observation_text(
+    action: str, target: dict[str, Any] | None, acted_on: str, landed: str, failed: bool
+) -> None:
+    """The semantic leg weighs observations by their text (`engine.semantic.text_weights`):
+    every observing tool's text is recognised, whatever it observed, and no action's is."""
+    error = {"code": "MM_TARGET_NOT_FOUND", "message": "look at this"} if failed else None
+    step = payload(f"mm_{action}", target, onScreen=acted_on, screen=landed, error=error)
+    assert is_observation_text(step_text(step)) == (action in OBSERVING_ACTIONS)

@@ -16,8 +16,10 @@ from engine.errors import InvalidInput
 from engine.index import IndexLayout
 from engine.indexer import rebuild
 from engine.inputs import SearchInput, validate
+from engine.memory_text import is_observation_text
 from engine.semantic import (
     EMBED_TIMEOUT_ENV,
+    OBSERVATION_WEIGHT,
     SCREEN_WEIGHT,
     SemanticLeg,
     configured_embed_timeout,
@@ -340,3 +342,19 @@ def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: 
     ]
     assert len(addresses) >= 9 and len(set(expected)) > 3  # texts of several kinds
     assert sims.of_documents(searcher, addresses) == expected
+
+
+def test_an_observation_counts_less_than_an_action_as_close(kb: Knowledge) -> None:
+    """An observing step's own text (`look at the unlock screen`) is near every query about
+    its screen: its cosine counts `OBSERVATION_WEIGHT`, every other text's counts whole."""
+    leg = kb.engine().semantic()
+    assert isinstance(leg, SemanticLeg)
+    query = "look at the unlock screen"
+    sims = leg.start(query, then=lambda found: found).result()
+    cosines = leg.vectors.matrix @ leg.embedder.embed([query])[0]
+    texts = leg.vectors.texts()
+    observing = [is_observation_text(texts[key]) for key in leg.vectors.keys]
+    assert any(observing) and not all(observing)
+    weights = [OBSERVATION_WEIGHT if o else 1.0 for o in observing]
+    expected = [c * w for c, w in zip(cosines, weights, strict=True)]
+    assert sims.cos.tolist() == pytest.approx(expected, abs=1e-6)
