@@ -27,10 +27,21 @@ from analyzers.identifiers import split_identifier
 from analyzers.stemming import stem
 from analyzers.text import words
 
+FILLERS = (
+    *("it", "them", "this", "that", "these", "those"),
+    *("me", "us", "him", "her", "back", "again"),
+)
+"""Words people put inside a phrasal verb (`turn it off`, `log me back in`, `switch them back
+on`): an expression still matches with up to `MAX_FILLERS` of them between its words."""
+MAX_FILLERS = 2
+
 
 def query_words(text: str) -> list[list[str]]:
     """Per word of `text` (as the query analyzer reads words), the stems of its parts."""
     return [[stem(p) for p in split_identifier(word)] for word in words(text)]
+
+
+_FILLER_STEMS = frozenset(tuple(word) for word in query_words(" ".join(FILLERS)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +109,10 @@ class Glossary:
         Adjacent expressions that share an app word are one (`priority charge`: both mean a
         gas fee), so the query side counts them as one concept."""
         found: list[GlossMatch] = []
+        fillers = [tuple(word) in _FILLER_STEMS for word in words]
         start = 0
         while start < len(words):
-            match = self._longest_at(words, start)
+            match = self._longest_at(words, start, fillers)
             if match is None:
                 start += 1
                 continue
@@ -117,17 +129,33 @@ class Glossary:
             start = match.end
         return found
 
-    def _longest_at(self, words: Sequence[Sequence[str]], start: int) -> GlossMatch | None:
-        stems: list[str] = []
-        best: GlossMatch | None = None
+    def _longest_at(
+        self, words: Sequence[Sequence[str]], start: int, fillers: Sequence[bool]
+    ) -> GlossMatch | None:
+        """The longest expression starting at `start`: spelled out word for word, or with up to
+        `MAX_FILLERS` filler words (`FILLERS`, flagged in `fillers`) between its words passed
+        over (`turn it off` is `turn off`; never at its ends). More of the expression's words
+        win, then fewer words passed over."""
+        partial: list[tuple[tuple[str, ...], int]] = [((), 0)]  # stems so far, words passed over
+        best: tuple[int, int, GlossMatch] | None = None
         for end in range(start, len(words)):
-            stems += words[end]
-            if len(stems) > self._longest:
+            grown = [
+                (stems + tuple(words[end]), skipped)
+                for stems, skipped in partial
+                if len(stems) + len(words[end]) <= self._longest
+            ]
+            for stems, skipped in grown:
+                hit = self._index.get(stems)
+                if hit is not None and (best is None or (len(stems), -skipped) > best[:2]):
+                    best = (len(stems), -skipped, GlossMatch(start, end + 1, hit[0], hit[1]))
+            if fillers[end] and end > start:
+                grown += [
+                    (stems, skipped + 1) for stems, skipped in partial if skipped < MAX_FILLERS
+                ]
+            if not grown:
                 break
-            hit = self._index.get(tuple(stems))
-            if hit is not None:
-                best = GlossMatch(start, end + 1, hit[0], hit[1])
-        return best
+            partial = grown
+        return best[2] if best else None
 
     def gloss(self, query: str) -> str | None:
         """The query followed by the app's words its expressions mean (`wire some ether` ->

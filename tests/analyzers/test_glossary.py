@@ -14,7 +14,7 @@ from analyzers import (
     stem,
 )
 from analyzers.analyze import GLOSSARY_WEIGHT, SYNONYM_WEIGHT
-from analyzers.glossary import query_words
+from analyzers.glossary import FILLERS, MAX_FILLERS, query_words
 from analyzers.glossary_data import DEFAULT_CONCEPTS
 
 PLAIN = SynonymTable(glossary=Glossary(concepts=()))
@@ -137,3 +137,42 @@ def test_the_built_in_glossary_is_broad_and_never_translates_an_app_word_to_itse
     for name, means, says in DEFAULT_CONCEPTS:
         assert means and says, name
     assert default_glossary().matches(query_words("send")) == []
+
+
+PHRASES = sorted(
+    {
+        e
+        for _, _, says in DEFAULT_CONCEPTS
+        for e in says
+        if len(e.split()) > 1 and e.replace(" ", "").isalpha()
+    }
+)
+
+
+def test_a_phrasal_verb_split_by_a_pronoun_or_particle_is_still_found() -> None:
+    """`turn it off` means what `turn off` means; `log me back in` what `log in` means."""
+    glossary = default_glossary()
+    (off,) = glossary.matches(query_words("turn it off"))
+    assert (off.start, off.end) == (0, 3)
+    assert off.means == glossary.matches(query_words("turn off"))[0].means
+    (back_in,) = glossary.matches(query_words("please log me back in"))
+    assert (back_in.start, back_in.end) == (1, 5) and "unlock" in back_in.means
+    assert glossary.matches(query_words("turn it back again off")) == []  # 3 fillers: too far
+    assert glossary.matches(query_words("turn it")) == []  # never ends on a filler
+
+
+@given(st.sampled_from(PHRASES), st.data())
+def test_fillers_inside_an_expression_keep_its_meaning(
+    expression: str, data: st.DataObject
+) -> None:
+    """Up to `MAX_FILLERS` filler words between an expression's words: its app words are still
+    found (as it, or as a longer expression those words spell), over the whole query."""
+    glossary = default_glossary()
+    plain = glossary.matches(query_words(expression))
+    words_ = expression.split()
+    if len(plain) != 1 or (plain[0].start, plain[0].end) != (0, len(words_)):
+        return  # not one match of all its words on its own (a shorter one wins inside it)
+    at = data.draw(st.integers(1, len(words_) - 1))
+    fillers = data.draw(st.lists(st.sampled_from(FILLERS), min_size=1, max_size=MAX_FILLERS))
+    found = glossary.matches(query_words(" ".join([*words_[:at], *fillers, *words_[at:]])))
+    assert set(plain[0].means) <= {word for match in found for word in match.means}
