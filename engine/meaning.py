@@ -15,6 +15,7 @@ from engine.query import PlannedQuery, scored_query
 from engine.semantic import (
     CANDIDATE_DEPTH,
     DEFAULT_MIN_SIMILARITY,
+    KeyRows,
     PendingMeaning,
     SemanticLeg,
     Similarities,
@@ -48,8 +49,8 @@ class SemanticFound:
 
     sims: Similarities
     """The query's cosine to every stored text."""
-    candidates: dict[DocKey, tuple[float, tantivy.DocAddress]]
-    """The semantic candidates passing the search's filters, with their similarity."""
+    candidates: dict[DocKey, tuple[float, tantivy.DocAddress, int]]
+    """The semantic candidates passing the search's filters: similarity, address, created."""
     matching: set[DocKey]
     """Those of them that the keyword query matches."""
 
@@ -69,7 +70,16 @@ def start_meaning(
     def find(sims: Similarities) -> SemanticFound:
         near = nearest_steps(view.schema, sims)
         found = semantic_candidates(view, filters, near, sims, min_similarity)
-        return SemanticFound(sims, found, _keyword_matches(view, filters, near, plan, found))
+        addresses = [address for _, address in found.values()]
+        created = view.searcher.fast_field_values("created", addresses)
+        return SemanticFound(
+            sims,
+            {
+                key: (similarity, address, int(when or 0))
+                for (key, (similarity, address)), when in zip(found.items(), created, strict=True)
+            },
+            _keyword_matches(view, filters, near, plan, found),
+        )
 
     return leg.start(text, find)
 
@@ -90,34 +100,35 @@ def with_meaning(
     first tier) stay first. `total` counts every keyword match plus the semantic hits that
     match no keyword; the query's similarities come back too (an empty answer suggests the
     nearest texts)."""
+    window = ranked[:RERANK_WINDOW] if request.mode != "semantic" else []
+    # Read while the query may still be embedding: the rows of the window's texts.
+    rows = KeyRows.of(view.searcher, [hit.address for hit in window], meaning.numbered)
     semantic = meaning.result()
     sims, found, matching = semantic.sims, semantic.candidates, semantic.matching
     min_similarity = _min_similarity(request)
     exact_keys = {hit.key for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
-    if request.mode != "semantic":
-        window = ranked[:RERANK_WINDOW]
-        similarities = sims.of_documents(view.searcher, [hit.address for hit in window])
-        for hit, similarity in zip(window, similarities, strict=True):
-            hit.similarity = similarity
-            hit.semantic_match = hit.similarity >= min_similarity
-            candidates[hit.key] = hit
-    new = [(key, address) for key, (_, address) in found.items() if key not in candidates]
-    created = view.searcher.fast_field_values("created", [address for _, address in new])
-    for (key, address), when in zip(new, created, strict=True):
-        candidates[key] = Hit(
-            key,
-            address,
-            view.searcher,
-            int(when or 0),
-            keyword=0.0 if key in matching else None,
-            similarity=found[key][0],
-            semantic_match=True,
-            exact=key in exact_keys,
-        )
+    if sims.numbered is not meaning.numbered:  # the store grew meanwhile: rows of its texts
+        rows = KeyRows.of(view.searcher, [hit.address for hit in window], sims.numbered)
+    for hit, similarity in zip(window, sims.blend(rows), strict=True):
+        hit.similarity = similarity
+        hit.semantic_match = hit.similarity >= min_similarity
+        candidates[hit.key] = hit
+    for key, (similarity, address, created) in found.items():
+        if key not in candidates:
+            candidates[key] = Hit(
+                key,
+                address,
+                view.searcher,
+                created,
+                keyword=0.0 if key in matching else None,
+                similarity=similarity,
+                semantic_match=True,
+                exact=key in exact_keys,
+            )
     if request.mode == "semantic":
         return fuse(list(candidates.values()), 1.0), len(candidates), sims
-    explained = max((hit.coverage for hit in ranked[:RERANK_WINDOW]), default=0.0)
+    explained = max((hit.coverage for hit in window), default=0.0)
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
     fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
@@ -131,7 +142,7 @@ def _keyword_matches(
     near: tantivy.Query | None,
     plan: PlannedQuery,
     found: dict[DocKey, tuple[float, tantivy.DocAddress]],
-) -> set[tuple[int, int]]:
+) -> set[DocKey]:
     """Which semantic candidates the keyword query matches (retrieval clauses, as `total`
     counts), asked without naming them: the candidates are the first `CANDIDATE_DEPTH` steps
     of the semantic query in Tantivy's order (score, then address), so the first

@@ -106,7 +106,9 @@ class SemanticLeg:
         vector: Future[Vectors] = Future()
         found: Future[T] = Future()
         _jobs.put(partial(self._embed_then, query, then, vector, found))
-        return PendingMeaning(self, vector, found, time.monotonic() + self.timeout)
+        return PendingMeaning(
+            self, vector, found, time.monotonic() + self.timeout, self.vectors.numbered
+        )
 
     def similarities(self, vector: Vectors) -> "Similarities":
         """Cosine of a query's vector to every stored text, times the text's weight
@@ -151,6 +153,9 @@ class PendingMeaning(Generic[T]):
     found: "Future[T]"
     deadline: float
     """`time.monotonic()` at which the search gives up waiting (timeout from the start)."""
+    numbered: "KeyNumbers"
+    """The text numbers when it started (`KeyRows.of` before the similarities are known; the
+    similarities' own, `Similarities.numbered`, differ only if the store grew meanwhile)."""
 
     def result(self) -> T:
         """What `then` of `SemanticLeg.start` returned; `EmbeddingTimeout` when the model has
@@ -224,6 +229,25 @@ def _one_blas_thread() -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyRows:
+    """The vector rows of step documents' texts (step and screen; -1: none), read from the key
+    columns (`schema.KEY_COLUMNS`): no stored document is read, and the query's vector is not
+    needed yet (a search reads its window's while the query is being embedded)."""
+
+    step: "np.ndarray[Any, Any]"
+    screen: "np.ndarray[Any, Any]"
+
+    @classmethod
+    def of(
+        cls, searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress], numbered: KeyNumbers
+    ) -> "KeyRows":
+        return cls(
+            numbered.rows_of(searcher.fast_field_values(KEY_COLUMNS["step"], addresses)),
+            numbered.rows_of(searcher.fast_field_values(KEY_COLUMNS["screen"], addresses)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Similarities:
     cos: Vectors
     keys: list[str]
@@ -232,16 +256,18 @@ class Similarities:
     def of_documents(
         self, searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]
     ) -> list[float]:
-        """The blended similarity of step documents (0 for texts without a vector), from the
-        key columns (`schema.KEY_COLUMNS`): no stored document is read."""
-        step = self._cos(searcher.fast_field_values(KEY_COLUMNS["step"], addresses))
-        screen = self._cos(searcher.fast_field_values(KEY_COLUMNS["screen"], addresses))
-        blend = (step + SCREEN_WEIGHT * screen) / (1 + SCREEN_WEIGHT)
+        """The blended similarity of step documents (0 for texts without a vector)."""
+        return self.blend(KeyRows.of(searcher, addresses, self.numbered))
+
+    def blend(self, rows: KeyRows) -> list[float]:
+        """The blended similarity of the documents whose rows these are (of `self.numbered`)."""
+        blend = (self._cos(rows.step) + SCREEN_WEIGHT * self._cos(rows.screen)) / (
+            1 + SCREEN_WEIGHT
+        )
         return [float(value) for value in np.where(blend > 0.0, blend, 0.0)]
 
-    def _cos(self, numbers: list[Any]) -> "np.ndarray[Any, np.dtype[np.float64]]":
-        """The cosine of each key number's text (0 without one: no text, or no vector)."""
-        rows = self.numbered.rows_of(numbers)
+    def _cos(self, rows: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.float64]]":
+        """The cosine of each row's text (0 without one: no text, or no vector)."""
         if not len(self.cos):
             return np.zeros(len(rows))
         return np.where(rows >= 0, self.cos[rows].astype(np.float64), 0.0)
