@@ -11,10 +11,13 @@ explained: w = 0.75), since the words a paraphrase shares with the records are m
 common ones ("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
 candidates) scores
 
-    (1 - w) * keyword / best keyword  +  w * similarity / best similarity
+    (1 - w) * keyword / best keyword  +  w * (similarity - lowest) / (best - lowest)
 
-and a step holding a whole identifier the query typed (the keyword leg's exact tier,
-`engine.search._tiers`) ranks above every other, whatever the fusion.
+where `lowest` is the farthest candidate's similarity: this model's cosines for unrelated texts
+are ~0.1-0.2, not 0, so dividing by the best alone squeezed every semantic candidate into the
+top of the scale (measured: docs/ARCHITECTURE.md "Fusion", session 8). A step holding a whole
+identifier the query typed (the keyword leg's exact tier, `engine.search._tiers`) ranks above
+every other, whatever the fusion.
 """
 
 from dataclasses import dataclass
@@ -106,10 +109,14 @@ def fuse(hits: list[Hit], weight: float) -> list[Hit]:
     outranks one), then the convex combination, newest session, step id (a stable order for
     paging; hits tied but for their step ids are ordered by `settle`, once a page needs it)."""
     best_kw = max((h.keyword for h in hits if h.keyword is not None), default=0.0) or 1.0
-    best_sim = max((h.similarity for h in hits if h.similarity is not None), default=0.0) or 1.0
+    similar = [h.similarity for h in hits if h.similarity]
+    low, best_sim = min(similar, default=0.0), max(similar, default=0.0)
+    span = best_sim - low
     for hit in hits:
         kw = (hit.keyword or 0.0) / best_kw
-        sim = (hit.similarity or 0.0) / best_sim
+        sim = 0.0
+        if hit.similarity:
+            sim = (hit.similarity - low) / span if span > 0 else 1.0
         hit.score = (1 - weight) * kw + weight * sim
         hit.tie = (not hit.exact, -round(hit.score, 9), -hit.created)
     hits.sort(key=attrgetter("tie"))

@@ -3,6 +3,7 @@ numbers the semantic leg scores candidates by (fast fields instead of stored doc
 
 from typing import cast
 
+import pytest
 import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -51,6 +52,32 @@ def test_settling_everything_is_sorting_by_step_id_within_ties(
     expected = _full_order(hits)
     settle(hits, 0, len(hits))
     assert [h.step_id for h in hits] == expected
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(0.05, 0.9), st.one_of(st.none(), st.floats(0.1, 20.0))),
+        min_size=2,
+        max_size=40,
+    ),
+    st.floats(0.0, 1.0),
+)
+def test_each_leg_counts_over_the_range_its_candidates_span(
+    rows: list[tuple[float, float | None]], weight: float
+) -> None:
+    """Similarity is spread from the farthest candidate (0) to the closest (1), keyword score
+    from none (0) to the best (1): the model's cosines for unrelated texts are not 0, so dividing
+    by the best alone squeezed every semantic candidate into the top of the range."""
+    hits = _hits([(0, 0, False)] * len(rows))
+    for hit, (similarity, keyword) in zip(hits, rows, strict=True):
+        hit.similarity, hit.keyword = similarity, keyword
+    low, high = min(r[0] for r in rows), max(r[0] for r in rows)
+    best_kw = max((r[1] for r in rows if r[1] is not None), default=0.0) or 1.0
+    for hit in fuse(hits, weight):
+        assert hit.similarity is not None
+        sim = (hit.similarity - low) / (high - low) if high > low else 1.0
+        keyword = (hit.keyword or 0.0) / best_kw
+        assert hit.score == pytest.approx((1 - weight) * keyword + weight * sim)
 
 
 def test_key_numbers_find_rows_and_nothing_else() -> None:
