@@ -14,10 +14,13 @@ what search returns). `--phases` then times where each version's search spends i
 versions alternating per query again): the CPU per search in each step of it, on the thread
 that runs it (nested steps are counted in their parents too; the query embedding and, since
 session 7, the semantic candidates' lookup run on the embedding thread: `search (all)` is the
-main thread's alone). The search cache is off, as in `knowhow batch-search`.
+main thread's alone; `embed` and `similarities` are the embedding thread's), and counts the
+stored documents a search reads (`docs read`, both threads). The search cache is off, as in
+`knowhow batch-search`.
 """
 
 import argparse
+import dataclasses
 import importlib
 import json
 import re
@@ -49,6 +52,12 @@ PHASES = (
     ("engine.search", "step_row"),
 )
 """(module, function) steps of a search timed by `--phases`, patched where they are called."""
+METHOD_PHASES = (
+    ("engine.embedder", "Embedder", "embed"),
+    ("engine.semantic", "SemanticLeg", "similarities"),
+)
+"""(module, class, method) steps timed by `--phases` too: the query's embedding and its cosines
+to the stored texts, on the embedding thread."""
 BASE_PACKAGE = "engine_base"
 _IMPORT = re.compile(r"^(\s*)(from|import) engine(\.|\s)", re.MULTILINE)
 _VERSION = re.compile(r"^SCHEMA_VERSION = \d+", re.MULTILINE)
@@ -82,9 +91,11 @@ def base_engine(revision: str, into: Path) -> ModuleType:
 def phases(
     versions: dict[str, tuple[Any, Any, str]], queries: list[str], mode: str, limit: int
 ) -> dict[str, dict[str, float]]:
-    """CPU ms per search spent in each of `PHASES`, per version (name -> engine, request type,
+    """CPU ms per search spent in each of `PHASES` and `METHOD_PHASES`, and the stored
+    documents read per search (`docs read`), per version (name -> engine, request type,
     package), the versions alternating per query; a step a version lacks is left out."""
     spent: dict[str, dict[str, float]] = {name: {} for name in versions}
+    reads: dict[str, list[int]] = {name: [0] for name in versions}
 
     def timed(into: dict[str, float], label: str, function: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -101,6 +112,13 @@ def phases(
             module = importlib.import_module(module_name.replace("engine", package, 1))
             if hasattr(module, function):
                 setattr(module, function, timed(spent[name], function, getattr(module, function)))
+        for module_name, class_name, method in METHOD_PHASES:
+            owner = getattr(
+                importlib.import_module(module_name.replace("engine", package, 1)), class_name
+            )
+            if hasattr(owner, method):
+                setattr(owner, method, timed(spent[name], method, getattr(owner, method)))
+        count_documents(importlib.import_module(f"{package}.knowledge"), reads[name])
     for i, query in enumerate(queries):
         for name in list(versions) if i % 2 == 0 else list(reversed(versions)):
             engine, request, _ = versions[name]
@@ -110,8 +128,35 @@ def phases(
             spent[name]["search (all)"] = total
     return {
         name: {label: round(seconds * 1000 / len(queries), 3) for label, seconds in times.items()}
+        | {"docs read": round(reads[name][0] / len(queries), 1)}
         for name, times in spent.items()
     }
+
+
+class CountingSearcher:
+    """A searcher that counts the stored documents read through it (`doc`) into `reads`."""
+
+    def __init__(self, searcher: Any, reads: list[int]) -> None:
+        self._searcher = searcher
+        self._reads = reads
+
+    def doc(self, address: Any) -> Any:
+        self._reads[0] += 1
+        return self._searcher.doc(address)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._searcher, name)
+
+
+def count_documents(knowledge: ModuleType, reads: list[int]) -> None:
+    """Make every read view of `knowledge`'s engine count the documents it reads."""
+    make_view = knowledge.KnowledgeEngine._view
+
+    def view(engine: Any, *args: Any, **kwargs: Any) -> Any:
+        made = make_view(engine, *args, **kwargs)
+        return dataclasses.replace(made, searcher=CountingSearcher(made.searcher, reads))
+
+    knowledge.KnowledgeEngine._view = view
 
 
 def answer(page: Any) -> str:
