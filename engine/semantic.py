@@ -273,13 +273,29 @@ class Similarities:
         return np.where(rows >= 0, self.cos[rows].astype(np.float64), 0.0)
 
 
+def top_rows(values: Vectors, k: int) -> "np.ndarray[Any, Any]":
+    """The rows of the `k` largest values, largest first, equal values in row order: what
+    `np.argsort(-values, kind="stable")[:k]` answers, without sorting every stored text (at 1M
+    steps' 11,500 texts: ~35 us instead of ~0.9 ms, on the embedding thread, which a hybrid
+    search waits for)."""
+    negated = -values
+    if len(negated) <= k:
+        return np.argsort(negated, kind="stable")
+    kth = np.partition(negated, k - 1)[k - 1]
+    above = np.flatnonzero(negated < kth)
+    rows = np.concatenate([above, np.flatnonzero(negated == kth)[: k - len(above)]])
+    if len(rows) < k:  # NaNs, which sort last: the full sort says where
+        return np.argsort(negated, kind="stable")[:k]
+    return rows[np.lexsort((rows, negated[rows]))]
+
+
 def nearest_steps(schema: tantivy.Schema, sims: Similarities) -> tantivy.Query | None:
     """The steps carrying one of the texts closest to the query (None: no text is close at
     all), each scoring its blend (step text + `SCREEN_WEIGHT` x screen text) for those texts,
     so that Tantivy returns the closest steps first."""
     if not len(sims.cos):
         return None
-    nearest = [int(i) for i in np.argsort(-sims.cos, kind="stable")[:NEAREST_TEXTS]]
+    nearest = [int(i) for i in top_rows(sims.cos, NEAREST_TEXTS)]
     near = [
         (
             tantivy.Occur.Should,

@@ -8,8 +8,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tantivy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
 from engine.errors import InvalidInput
@@ -23,6 +26,7 @@ from engine.semantic import (
     SCREEN_WEIGHT,
     SemanticLeg,
     configured_embed_timeout,
+    top_rows,
 )
 from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, TEXTS_FILE, text_key
 from tests.conftest import Knowledge
@@ -358,3 +362,18 @@ def test_an_observation_counts_less_than_an_action_as_close(kb: Knowledge) -> No
     weights = [OBSERVATION_WEIGHT if o else 1.0 for o in observing]
     expected = [c * w for c, w in zip(cosines, weights, strict=True)]
     assert sims.cos.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+@given(
+    st.lists(
+        st.sampled_from([0.9, 0.5, 0.5, 0.25, 0.0, -0.0, -0.3, float("nan")])
+        | st.floats(-1.0, 1.0, width=32),
+        max_size=300,
+    ),
+    st.integers(1, 80),
+)
+def test_the_nearest_texts_are_those_a_full_sort_puts_first(values: list[float], k: int) -> None:
+    """`top_rows` picks and orders rows as a stable sort of every value would: ties (repeated
+    values, -0.0 and 0.0) in row order, NaNs last."""
+    cos = np.array(values, np.float32)
+    assert top_rows(cos, k).tolist() == np.argsort(-cos, kind="stable")[:k].tolist()
