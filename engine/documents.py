@@ -310,9 +310,8 @@ def step_document(
     }
     # Tokens the reranker checks query coverage against (`schema.COVERAGE_FIELDS`), kept with
     # the payload so reranking never re-analyses text at query time.
-    texts = [fields[name] if name in fields else shared[name] for name in COVERAGE_FIELDS]
-    step_tokens = dict.fromkeys(" ".join(texts).split())  # ordered: builds are reproducible
-    rank = rank_record(record.outcome.ok, step_tokens, fields["error"].split())
+    texts = tuple(fields[name] if name in fields else shared[name] for name in COVERAGE_FIELDS)
+    rank = _coverage_rank(record.outcome.ok, texts, fields["error"])
     doc = dict(shared)
     doc.update(fields)
     doc.update(
@@ -333,6 +332,14 @@ def step_document(
         }
     )
     return doc
+
+
+@lru_cache(maxsize=8_192)
+def _coverage_rank(ok: bool, texts: tuple[str, ...], error: str) -> bytes:
+    """`rank_record` of a step's coverage field texts and error text (cached: most steps
+    repeat an earlier step's field values, as `_field_text` says)."""
+    tokens = dict.fromkeys(" ".join(texts).split())  # ordered: builds are reproducible
+    return rank_record(ok, tokens, error.split())
 
 
 def rank_record(ok: bool, tokens: Iterable[str], error_tokens: Iterable[str]) -> bytes:

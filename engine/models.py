@@ -6,6 +6,7 @@ records without `labels` or sessions without `session.json` still load.
 """
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -166,8 +167,10 @@ DAY_MS = 86_400_000
 """A day in milliseconds: ages in days (salience, priorKnowledge) from epoch-ms times."""
 
 
+@lru_cache(maxsize=64)
 def epoch_ms(value: str | None) -> int:
-    """Milliseconds since the epoch, 0 when the time is unknown (sorts last in newest-first)."""
+    """Milliseconds since the epoch, 0 when the time is unknown (sorts last in newest-first).
+    (Cached for the last few values: a step's analysis asks for its time more than once.)"""
     parsed = parse_time(value)
     return int(parsed.timestamp() * 1000) if parsed else 0
 

@@ -42,7 +42,8 @@ from typing import Any, Generic, TypeVar
 import orjson
 
 from engine.labels import INTERACTION_TOOLS, tool_action
-from engine.models import StepRecord, epoch_ms
+from engine.memo import OBSERVATIONS_CACHED, ByIdentity
+from engine.models import Observation, StepRecord, epoch_ms
 
 MIN_OBSERVATIONS = 2
 """Later observations of the renamed element needed before a testId counts as renamed."""
@@ -215,12 +216,13 @@ class FactsCollector:
         """Record the step's action (taken on `on_screen`) and its observation (of `landed`)."""
         tool = record.tool
         action = tool_action(tool.name)
+        ts = epoch_ms(record.timestamp)
         if tool.target is not None and action in INTERACTION_TOOLS:
             error = record.outcome.error
             self.facts.actions.setdefault(on_screen, []).append(
                 Action(
                     step_id,
-                    epoch_ms(record.timestamp),
+                    ts,
                     record.timestamp,
                     on_screen,
                     tool.target.testId or selector_test_id(tool.target.selector),
@@ -232,22 +234,33 @@ class FactsCollector:
                     action,
                 )
             )
-        obs = record.observation
-        if not obs.testIds:
+        visible = visible_test_ids(record.observation)
+        if not visible:
             return
-        ts = epoch_ms(record.timestamp)
-        roles = {n.name.strip().lower(): n.role.lower() for n in obs.a11y.nodes if n.name}
         screen = self.facts.seen.setdefault(landed, {})
-        for item in obs.testIds:
-            if item.visible is False:
-                continue
-            known = screen.get(item.testId)
+        for test_id, text, item_role in visible:
+            known = screen.get(test_id)
             if known is None:
-                text = (item.text or "").strip().lower()
-                screen[item.testId] = Seen(ts, ts, 1, roles.get(text, ""), text)
+                screen[test_id] = Seen(ts, ts, 1, item_role, text)
             else:
                 known.first, known.last = min(known.first, ts), max(known.last, ts)
                 known.count += 1
+
+
+def _visible_test_ids(obs: Observation) -> list[tuple[str, str, str]]:
+    """(testId, its text and the role of the accessibility node of that name, both lowercase)
+    of each visible element the observation lists, in order."""
+    roles = {n.name.strip().lower(): n.role.lower() for n in obs.a11y.nodes if n.name}
+    visible = []
+    for item in obs.testIds:
+        if item.visible is not False:
+            text = (item.text or "").strip().lower()
+            visible.append((item.testId, text, roles.get(text, "")))
+    return visible
+
+
+visible_test_ids = ByIdentity(_visible_test_ids, OBSERVATIONS_CACHED)
+"""(derived once per parsed observation: records share them, `store.parse_step`)"""
 
 
 @dataclass(frozen=True, slots=True)
