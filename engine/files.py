@@ -110,6 +110,12 @@ def read_regular(folder: int, name: str, limit: int) -> bytes:
     A link, a FIFO, a device or a folder raises `UnsafeFile` without blocking (`O_NONBLOCK`,
     then `fstat`); so does a file larger than `limit`, checked before and while reading since
     the file may grow."""
+    return read_regular_stat(folder, name, limit)[0]
+
+
+def read_regular_stat(folder: int, name: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """`read_regular`, with the `fstat` of the file read: the size and modification time of
+    exactly what was read, for the cost of no other call (a build signs every step file)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
     except OSError as exc:
@@ -128,7 +134,7 @@ def read_regular(folder: int, name: str, limit: int) -> bytes:
             size += len(chunk)
             if size > limit:
                 raise UnsafeFile(f"larger than the {limit}-byte limit (grew while read)")
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(fd)
 

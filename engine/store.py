@@ -28,6 +28,7 @@ from engine.files import (
     create_at,
     folder_inside,
     read_regular,
+    read_regular_stat,
     validate_session_id,
     write_at,
 )
@@ -396,17 +397,16 @@ class KnowledgeStore:
                         loaded.skipped.append(Skip(printable_path(directory / name), reason))
                         continue
                     try:
-                        sig = _file_sig(folder, name)
-                        data = read_regular(folder, name, MAX_READ_FILE_BYTES)
+                        data, info = read_regular_stat(folder, name, MAX_READ_FILE_BYTES)
                         record = parse_step(data)
                     except FileNotFoundError:
                         continue  # deleted while we were reading
                     except (OSError, ValueError, ValidationError) as exc:
                         loaded.skipped.append(Skip(str(directory / name), _reason(exc)))
                         continue
-                    if sig is not None:
-                        step_id = step_id_for(loaded.session_id, name)
-                        loaded.steps.append(LoadedStep(step_id, record, sig))
+                    sig = FileSig(info.st_mtime_ns, info.st_size)
+                    step_id = step_id_for(loaded.session_id, name)
+                    loaded.steps.append(LoadedStep(step_id, record, sig))
         except (FileNotFoundError, NotADirectoryError):
             return
         except UnsafeFile as exc:
