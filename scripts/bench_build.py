@@ -15,7 +15,8 @@ first build of a fresh corpus builds twice, so the copy is built once first, unt
 - peak RSS (the largest process), distinct embedded texts and steps per text;
 - embedding CPU per distinct text: the generation's texts embedded again in this process;
 - analysis CPU per step: reading and analysing the first sessions in this process (warm).
-Compare two trees by running it with `PYTHONPATH=<tree>` for each, in the same window
+Compare two trees by running each with its own environment's python (`<tree>/.venv/bin/python`:
+an editable install's import hook wins over `PYTHONPATH`), in the same window
 (`--analysis-only` measures just the last item, quickly, without building).
 """
 
