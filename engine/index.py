@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 import tantivy
 
+from engine import store_pages
 from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.files import atomic_write
@@ -138,6 +139,14 @@ def create_generation(layout: IndexLayout) -> Path:
     return path
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A searcher and the mappings of its segments' doc stores (none when not known for sure)."""
+
+    searcher: tantivy.Searcher
+    store: store_pages.StoreMappings
+
+
 class IndexReader:
     """Read access to the live generation; cheap to reload after another process commits."""
 
@@ -145,13 +154,14 @@ class IndexReader:
         _check_meta(path)
         self.path = path
         self.schema = build_schema()
-        self.commit = commit_digest(path)
+        meta = _tantivy_meta(path)
+        self.commit = commit_digest(meta)
         try:
             self.index = tantivy.Index.open(str(path))
         except ValueError as exc:
             raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
         self.index.config_reader(reload_policy="manual", num_warmers=0)
-        self._searcher = self.index.searcher()
+        self._held = self._hold(meta)
 
     @classmethod
     def open(cls, layout: IndexLayout) -> "IndexReader":
@@ -161,22 +171,49 @@ class IndexReader:
         return cls(path)
 
     def searcher(self) -> tantivy.Searcher:
-        return self._searcher
+        return self._held.searcher
 
     def reload(self) -> None:
-        self.commit = commit_digest(self.path)  # before: the searcher is at least this commit
+        meta = _tantivy_meta(self.path)
+        self.commit = commit_digest(meta)  # read before: the searcher is at least this commit
         self.index.reload()
-        self._searcher = self.index.searcher()
+        self._held = self._hold(meta)
+
+    def release_store_pages(self) -> int:
+        """Unmap the doc-store pages searches read so far (`engine.store_pages`); the bytes of
+        address range released."""
+        held = self._held  # its searcher keeps the mappings alive until this returns
+        return held.store.release()
+
+    def _hold(self, meta: bytes) -> _Held:
+        """The loaded searcher with its segments' doc-store files, known when Tantivy's
+        `meta.json` read before loading is still the one on disk after: then it is the one
+        the searcher was loaded from (a commit meanwhile leaves them unknown until the next
+        reload, and nothing is unmapped)."""
+        searcher = self.index.searcher()
+        if not meta or _tantivy_meta(self.path) != meta:
+            return _Held(searcher, store_pages.StoreMappings(frozenset()))
+        try:
+            segments = [str(s["segment_id"]) for s in orjson.loads(meta)["segments"]]
+        except (ValueError, KeyError, TypeError):
+            segments = []
+        files = store_pages.store_files(self.path, segments)
+        return _Held(searcher, store_pages.StoreMappings(files))
 
 
-def commit_digest(generation: Path) -> bytes:
+def _tantivy_meta(generation: Path) -> bytes:
+    """Tantivy's `meta.json` (its segments and the commit's opstamp); empty if unreadable."""
+    try:
+        return (generation / "meta.json").read_bytes()
+    except OSError:
+        return b""
+
+
+def commit_digest(meta: bytes) -> bytes:
     """Which commit of a generation is on disk: a digest of Tantivy's `meta.json`, whose
     opstamp every commit changes (`IndexReader.commit`, what the search cache is keyed by).
     Read before the searcher is (re)loaded, so the searcher shows this commit or a later one."""
-    try:
-        return hashlib.blake2b((generation / "meta.json").read_bytes(), digest_size=16).digest()
-    except OSError:
-        return b""
+    return hashlib.blake2b(meta, digest_size=16).digest() if meta else b""
 
 
 class Manifest:

@@ -131,9 +131,11 @@ class KnowledgeEngine:
     def _guarded(self, action: Callable[[], T]) -> T:
         """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
         BaseException) makes the generation be verified: damage is reported to every process
-        and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`."""
+        and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`.
+        After a read, the doc-store pages it mapped are unmapped (`engine.store_pages`: they
+        stay in the page cache, out of the searcher's resident memory)."""
         try:
-            return action()
+            answer = action()
         except IndexUnavailable:
             raise
         except BaseException as exc:
@@ -144,6 +146,9 @@ class KnowledgeEngine:
             if is_panic(exc):
                 raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
             raise
+        if self._reader is not None:
+            self._reader.release_store_pages()
+        return answer
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""

@@ -1,0 +1,104 @@
+"""Unmap the doc-store pages a search read, once it has answered (Linux; elsewhere nothing).
+
+Why: Tantivy memory-maps every segment file, and each page a read touches stays mapped, counted
+in the searcher's resident memory, until the reader closes. For the doc store that adds up to
+most of the file: a search reads ~100-300 stored documents at random places, and the kernel
+maps the 64 KB around every page fault from the page cache (fault-around; `MADV_RANDOM` does not
+change it, measured). At 1M steps 124 of the doc store's 225 MB were resident after 200
+searches, the largest part of a searcher's RSS (docs/BENCHMARKS.md, searching memory at 1M).
+The doc store is not a working set: each search reads its own documents. `madvise(DONTNEED)`
+on a read-only file mapping only drops the process's page-table entries: the pages stay in
+the kernel's page cache (shared, and reclaimable first once no process maps them), and the next
+read of one maps it again with a minor fault (~0.6 ms per search at 1M, measured). The other
+index files (postings, term dictionaries, fieldnorms, fast fields) are what every search reads
+again: they stay mapped (unmapping them too cost +10 ms per search).
+
+Safety: `DONTNEED` discards anonymous memory, so a range is released only when it is certainly
+a live doc-store mapping: the `.store` file of a segment the caller's searcher holds (the
+searcher keeps its mapping in place while the caller holds it), mapped without write
+permission, and listed exactly once in `/proc/self/maps` when looked up. A mapping that stays
+in place while the file is read is listed exactly once; a second one of the same file (another
+index object of this process, a merge of the writer) could be unmapped meanwhile, and its
+address reused, so such a file is looked up again next time. Without `/proc/self/maps` or
+`madvise` nothing is released.
+"""
+
+import ctypes
+import mmap
+from collections import Counter
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+MAPS = Path("/proc/self/maps")
+
+
+def store_files(generation: Path, segment_ids: Iterable[str]) -> frozenset[str]:
+    """The doc-store files of these segments (Tantivy's segment ids, as in its `meta.json`),
+    as `/proc/self/maps` names them (the real path)."""
+    folder = generation.resolve()
+    return frozenset(str(folder / f"{sid.replace('-', '')}.store") for sid in segment_ids)
+
+
+class StoreMappings:
+    """The mappings of one searcher's doc-store `files`; the caller keeps the searcher alive
+    as long as this object (see the module docstring).
+
+    Each file's mapping is looked up in `/proc/self/maps` until found once (reading it costs
+    ~1 ms with a loaded model's ~400 mappings), then kept: the searcher holds it in place."""
+
+    def __init__(self, files: frozenset[str], maps: Path = MAPS) -> None:
+        self._maps = maps
+        self._pending = files
+        self._found: dict[str, tuple[int, int]] = {}
+        """file -> (start address, length) of its mapping."""
+
+    def release(self) -> int:
+        """Unmap the pages read so far; the bytes of address range released (0 where
+        unsupported)."""
+        madvise = _madvise()
+        if madvise is None:
+            return 0
+        if self._pending:
+            # Replaced, never changed in place: a search on another thread may be releasing too.
+            found = _mappings(self._pending, self._maps)
+            self._found = {**self._found, **found}
+            self._pending = self._pending - found.keys()
+        released = 0
+        for start, length in self._found.values():
+            if madvise(start, length, mmap.MADV_DONTNEED) == 0:
+                released += length
+        return released
+
+
+def _mappings(files: frozenset[str], maps: Path) -> dict[str, tuple[int, int]]:
+    """The read-only mapping of each of `files` listed exactly once in `maps`."""
+    try:
+        listing = maps.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return {}
+    ranges: dict[str, tuple[int, int]] = {}
+    seen: Counter[str] = Counter()
+    for line in listing.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or fields[5] not in files:
+            continue
+        seen[fields[5]] += 1
+        if "w" not in fields[1]:
+            start, end = (int(bound, 16) for bound in fields[0].split("-"))
+            ranges[fields[5]] = (start, end - start)
+    return {name: bounds for name, bounds in ranges.items() if seen[name] == 1}
+
+
+@cache
+def _madvise() -> "ctypes._NamedFuncPointer | None":
+    """libc's madvise, or None where there is none to call."""
+    if not hasattr(mmap, "MADV_DONTNEED") or not MAPS.exists():
+        return None
+    try:
+        function = ctypes.CDLL(None).madvise
+    except (OSError, AttributeError):  # no C library to call
+        return None
+    function.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    function.restype = ctypes.c_int
+    return function

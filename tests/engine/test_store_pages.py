@@ -1,0 +1,92 @@
+"""A searcher's doc-store pages are unmapped after each read (`engine.store_pages`), never a
+mapping that could be another's, and nothing happens where the system cannot say."""
+
+import mmap
+from pathlib import Path
+
+import pytest
+
+from engine import SearchInput
+from engine.store_pages import MAPS, StoreMappings
+from tests.conftest import Knowledge
+
+linux_only = pytest.mark.skipif(not MAPS.exists(), reason="needs /proc/self/maps")
+
+
+def resident_kb(suffix: str, under: Path) -> int:
+    """Resident kB of this process's mappings of files under `under` ending with `suffix`."""
+    folder, total, counted = str(under.resolve()), 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(maxsplit=1)[0]
+        if "-" in head and not head.endswith(":"):
+            name = line.split(maxsplit=5)[5] if len(line.split()) > 5 else ""
+            counted = name.startswith(folder) and name.endswith(suffix)
+        elif head == "Rss:" and counted:
+            total += int(line.split()[1])
+    return total
+
+
+def a_store_file(tmp_path: Path) -> Path:
+    path = tmp_path / "segment.store"
+    path.write_bytes(bytes(range(256)) * 4096)  # 1 MiB
+    return path
+
+
+def read_all(mapping: mmap.mmap) -> None:
+    for offset in range(0, len(mapping), mmap.PAGESIZE):
+        assert mapping[offset] == offset % 256
+
+
+@linux_only
+def test_a_search_leaves_no_doc_store_page_mapped_and_answers_the_same(kb: Knowledge) -> None:
+    kb.session("mm-s1", goal="send tokens")
+    for n in range(30):
+        kb.step("mm-s1", test_id=f"send-button-{n}", screen="send")
+    engine = kb.engine(cache_searches=False)
+    request = SearchInput(query="send button", limit=50, mode="keyword")
+    first = engine.search(request)
+    assert first.total == 30
+    assert resident_kb(".store", kb.index_dir) == 0
+    assert resident_kb(".idx", kb.index_dir) > 0  # postings stay mapped: every search reads them
+    again = engine.search(request)  # read through fresh mappings
+    assert again.model_dump() == first.model_dump()
+    assert resident_kb(".store", kb.index_dir) == 0
+
+
+@linux_only
+def test_a_read_only_mapping_listed_once_is_released_and_reads_the_same(tmp_path: Path) -> None:
+    path = a_store_file(tmp_path)
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+        read_all(mapping)
+        assert resident_kb(".store", tmp_path) > 0
+        assert StoreMappings(frozenset({str(path.resolve())})).release() == len(mapping)
+        assert resident_kb(".store", tmp_path) == 0
+        read_all(mapping)  # the same bytes, mapped again from the page cache
+
+
+@linux_only
+def test_a_file_mapped_twice_or_writable_is_left_alone(tmp_path: Path) -> None:
+    path = a_store_file(tmp_path)
+    files = frozenset({str(path.resolve())})
+    with path.open("r+b") as file:
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_WRITE) as writable:
+            read_all(writable)
+            assert StoreMappings(files).release() == 0  # a written page would be lost
+            assert resident_kb(".store", tmp_path) > 0
+        with (
+            mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as one,
+            mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as two,
+        ):
+            read_all(one)
+            read_all(two)
+            assert StoreMappings(files).release() == 0  # either could be unmapped meanwhile
+            assert resident_kb(".store", tmp_path) > 0
+
+
+def test_without_a_maps_listing_nothing_is_released(tmp_path: Path) -> None:
+    path = a_store_file(tmp_path)
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+        read_all(mapping)
+        gone = StoreMappings(frozenset({str(path.resolve())}), maps=tmp_path / "no-maps")
+        assert gone.release() == 0
+        read_all(mapping)
