@@ -11,6 +11,7 @@ Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
 """
 
 import base64
+import contextlib
 import hashlib
 import shutil
 import sqlite3
@@ -177,7 +178,7 @@ class IndexReader:
         meta = _tantivy_meta(self.path)
         self.commit = commit_digest(meta)  # read before: the searcher is at least this commit
         self.index.reload()
-        self._held = self._hold(meta)
+        self._held = self._hold(meta, self._held.store)
 
     def release_store_pages(self) -> int:
         """Unmap the doc-store pages searches read so far (`engine.store_pages`); the bytes of
@@ -185,20 +186,19 @@ class IndexReader:
         held = self._held  # its searcher keeps the mappings alive until this returns
         return held.store.release()
 
-    def _hold(self, meta: bytes) -> _Held:
+    def _hold(self, meta: bytes, previous: store_pages.StoreMappings | None = None) -> _Held:
         """The loaded searcher with its segments' doc-store files, known when Tantivy's
         `meta.json` read before loading is still the one on disk after: then it is the one
         the searcher was loaded from (a commit meanwhile leaves them unknown until the next
-        reload, and nothing is unmapped)."""
+        reload, and nothing is unmapped). `previous`: the mappings of the searcher held while
+        this one was loaded."""
         searcher = self.index.searcher()
-        if not meta or _tantivy_meta(self.path) != meta:
-            return _Held(searcher, store_pages.StoreMappings(frozenset()))
-        try:
-            segments = [str(s["segment_id"]) for s in orjson.loads(meta)["segments"]]
-        except (ValueError, KeyError, TypeError):
-            segments = []
+        segments: list[str] = []
+        if meta and _tantivy_meta(self.path) == meta:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                segments = [str(s["segment_id"]) for s in orjson.loads(meta)["segments"]]
         files = store_pages.store_files(self.path, segments)
-        return _Held(searcher, store_pages.StoreMappings(files))
+        return _Held(searcher, store_pages.StoreMappings(files, previous))
 
 
 def _tantivy_meta(generation: Path) -> bytes:

@@ -19,8 +19,8 @@ searcher keeps its mapping in place while the caller holds it), mapped without w
 permission, and listed exactly once in `/proc/self/maps` when looked up. A mapping that stays
 in place while the file is read is listed exactly once; a second one of the same file (another
 index object of this process, a merge of the writer) could be unmapped meanwhile, and its
-address reused, so such a file is looked up again next time. Without `/proc/self/maps` or
-`madvise` nothing is released.
+address reused, so such a file is left mapped. Without `/proc/self/maps` or `madvise` nothing
+is released.
 """
 
 import ctypes
@@ -44,14 +44,25 @@ class StoreMappings:
     """The mappings of one searcher's doc-store `files`; the caller keeps the searcher alive
     as long as this object (see the module docstring).
 
-    Each file's mapping is looked up in `/proc/self/maps` until found once (reading it costs
-    ~1 ms with a loaded model's ~400 mappings), then kept: the searcher holds it in place."""
+    Each file is looked up in `/proc/self/maps` once, at the first release after a searcher
+    first holds it (reading the listing costs ~1 ms with a loaded model's ~400 mappings, and the
+    server reloads its searcher before every query). A searcher loaded while the `previous`
+    one (of the same index object) is alive shares that one's mappings of the files both hold
+    (Tantivy maps a file once per index object while it is mapped), so what the previous
+    found, or could not find, carries over."""
 
-    def __init__(self, files: frozenset[str], maps: Path = MAPS) -> None:
+    def __init__(
+        self, files: frozenset[str], previous: "StoreMappings | None" = None, maps: Path = MAPS
+    ) -> None:
         self._maps = maps
-        self._pending = files
+        self._files = files
         self._found: dict[str, tuple[int, int]] = {}
         """file -> (start address, length) of its mapping."""
+        self._unchecked = files
+        """The files not looked up yet."""
+        if previous is not None:
+            self._found = {f: bounds for f, bounds in previous._found.items() if f in files}
+            self._unchecked = (files & previous._unchecked) | (files - previous._files)
 
     def release(self) -> int:
         """Unmap the pages read so far; the bytes of address range released (0 where
@@ -59,11 +70,10 @@ class StoreMappings:
         madvise = _madvise()
         if madvise is None:
             return 0
-        if self._pending:
+        if self._unchecked:
             # Replaced, never changed in place: a search on another thread may be releasing too.
-            found = _mappings(self._pending, self._maps)
-            self._found = {**self._found, **found}
-            self._pending = self._pending - found.keys()
+            self._found = {**self._found, **_mappings(self._unchecked, self._maps)}
+            self._unchecked = frozenset()
         released = 0
         for start, length in self._found.values():
             if madvise(start, length, mmap.MADV_DONTNEED) == 0:

@@ -51,6 +51,12 @@ def test_a_search_leaves_no_doc_store_page_mapped_and_answers_the_same(kb: Knowl
     again = engine.search(request)  # read through fresh mappings
     assert again.model_dump() == first.model_dump()
     assert resident_kb(".store", kb.index_dir) == 0
+    kb.session("mm-s2", goal="send again")
+    kb.step("mm-s2", test_id="send-button-new", screen="send")
+    kb.index()
+    engine.refresh()  # the old segment and a new one, in a searcher loaded anew
+    assert engine.search(request).total == 31
+    assert resident_kb(".store", kb.index_dir) == 0
 
 
 @linux_only
