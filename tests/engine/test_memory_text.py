@@ -10,6 +10,7 @@ from engine.memory_text import (
     OBSERVING_ACTIONS,
     is_observation_text,
     selector_words,
+    session_text,
     step_text,
     words,
 )
@@ -121,3 +122,15 @@ def test_only_an_observing_step_has_an_observation_text(
     error = {"code": "MM_TARGET_NOT_FOUND", "message": "look at this"} if failed else None
     step = payload(f"mm_{action}", target, onScreen=acted_on, screen=landed, error=error)
     assert is_observation_text(step_text(step)) == (action in OBSERVING_ACTIONS)
+
+
+def test_a_session_text_is_its_goal_and_flows_not_how_the_run_was_filed() -> None:
+    step = payload(
+        "mm_click",
+        goal="Send 0.1 ETH to another account",
+        flowTags=["send", "tx-confirmation"],
+        tags=["smoke", "pr-31842", "agent:claude"],
+    )
+    assert session_text(step) == "Send 0.1 ETH to another account (send, tx confirmation)"
+    assert session_text(payload("mm_click", flowTags=["swap"], tags=["nightly"])) == "swap"
+    assert session_text(payload("mm_click", tags=["nightly"])) == ""
