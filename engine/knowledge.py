@@ -55,6 +55,11 @@ from engine.vocabulary import TypoVocabulary
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+SEARCHES_PER_RELEASE = 8
+"""Searches between two releases of the doc-store pages they mapped: releasing costs a walk
+of the whole mapping (~0.45 ms at 100k steps, more at 1M) and the pages a later search reads
+again fault back in, so it is paid once per 8 searches; the searcher's resident memory then
+holds at most the pages of the last 8 searches' ~120 stored documents each."""
 
 
 class KnowledgeEngine:
@@ -92,6 +97,8 @@ class KnowledgeEngine:
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
+        self._unreleased = 0
+        """Searches' worth of reads since the doc-store pages were last released (`_guarded`)."""
 
     @property
     def reader(self) -> IndexReader:
@@ -128,12 +135,15 @@ class KnowledgeEngine:
         self._check = check
         return reader
 
-    def _guarded(self, action: Callable[[], T]) -> T:
+    def _guarded(self, action: Callable[[], T], *, searches: int = SEARCHES_PER_RELEASE) -> T:
         """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
         BaseException) makes the generation be verified: damage is reported to every process
         and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`.
-        After a read, the doc-store pages it mapped are unmapped (`engine.store_pages`: they
-        stay in the page cache, out of the searcher's resident memory)."""
+        After a read, the doc-store pages mapped so far are unmapped (`engine.store_pages`:
+        they stay in the page cache, out of the searcher's resident memory) once
+        `SEARCHES_PER_RELEASE` searches' worth of reads ran since the last release: a read
+        counts as `searches` of them (a search 1, a reload 0, any other read, which may read
+        thousands of documents, all of them: released at once)."""
         try:
             answer = action()
         except IndexUnavailable:
@@ -146,13 +156,15 @@ class KnowledgeEngine:
             if is_panic(exc):
                 raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
             raise
-        if self._reader is not None:
+        self._unreleased += searches
+        if self._reader is not None and self._unreleased >= SEARCHES_PER_RELEASE:
             self._reader.release_store_pages()
+            self._unreleased = 0
         return answer
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""
-        self._guarded(lambda: self.reader.reload())
+        self._guarded(lambda: self.reader.reload(), searches=0)
 
     def _view(
         self, current_session: str | None = None, reader: IndexReader | None = None
@@ -247,7 +259,7 @@ class KnowledgeEngine:
             return page
 
         try:
-            page = self._guarded(run)
+            page = self._guarded(run, searches=1)
         except IndexDamaged:
             self._cache.clear()  # nothing computed before the damage was found is served
             raise

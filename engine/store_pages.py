@@ -1,4 +1,5 @@
-"""Unmap the doc-store pages a search read, once it has answered (Linux; elsewhere nothing).
+"""Unmap the doc-store pages searches read, every few searches (Linux; elsewhere nothing;
+the engine decides when: `engine.knowledge.SEARCHES_PER_RELEASE`).
 
 Why: Tantivy memory-maps every segment file, and each page a read touches stays mapped, counted
 in the searcher's resident memory, until the reader closes. For the doc store that adds up to

@@ -58,6 +58,7 @@ from engine import (
     validate,
 )
 from server.envelope import envelope
+from server.gc_policy import settle_for_searching
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 PIPED_WIDTH = 4096
@@ -666,6 +667,7 @@ def batch_search(
     _run(False, engine.refresh)
     if mode != "keyword":
         engine.semantic()
+    settle_for_searching()
     latencies: list[float] = []
     cpu: list[float] = []
     """CPU time per search (all threads): what a search costs, whatever else runs meanwhile."""
@@ -874,6 +876,7 @@ def serve(
         load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
         if settings.transport == "http":
             _ports_free({"--port": settings.port}, settings.host)
+        settle_for_searching()
         run_server(settings, verbose)
     except (ValidationError, UnsafeBinding, InvalidScreenRules, KnowhowError) as exc:
         err.print("[red]cannot serve[/red]:", escape(str(exc)))

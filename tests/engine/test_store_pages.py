@@ -1,12 +1,14 @@
-"""A searcher's doc-store pages are unmapped after each read (`engine.store_pages`), never a
-mapping that could be another's, and nothing happens where the system cannot say."""
+"""A searcher's doc-store pages are unmapped every few searches and after any other read
+(`engine.store_pages`), never a mapping that could be another's, and nothing happens where the
+system cannot say."""
 
 import mmap
 from pathlib import Path
 
 import pytest
 
-from engine import SearchInput
+from engine import KnowledgeEngine, LastInput, SearchInput, SearchPage
+from engine.knowledge import SEARCHES_PER_RELEASE
 from engine.store_pages import MAPS, StoreMappings
 from tests.conftest import Knowledge
 
@@ -37,25 +39,53 @@ def read_all(mapping: mmap.mmap) -> None:
         assert mapping[offset] == offset % 256
 
 
+def search_until_released(
+    engine: KnowledgeEngine, request: SearchInput, index_dir: Path
+) -> list[SearchPage]:
+    """`SEARCHES_PER_RELEASE` searches: the pages of the first ones stay mapped until the
+    last one releases them all."""
+    pages = []
+    for _ in range(SEARCHES_PER_RELEASE - 1):
+        pages.append(engine.search(request))
+        assert resident_kb(".store", index_dir) > 0
+    pages.append(engine.search(request))
+    return pages
+
+
 @linux_only
-def test_a_search_leaves_no_doc_store_page_mapped_and_answers_the_same(kb: Knowledge) -> None:
+def test_searches_leave_no_doc_store_page_mapped_every_few_and_answer_the_same(
+    kb: Knowledge,
+) -> None:
     kb.session("mm-s1", goal="send tokens")
     for n in range(30):
         kb.step("mm-s1", test_id=f"send-button-{n}", screen="send")
     engine = kb.engine(cache_searches=False)
     request = SearchInput(query="send button", limit=50, mode="keyword")
-    first = engine.search(request)
+    first, *again = search_until_released(engine, request, kb.index_dir)
     assert first.total == 30
     assert resident_kb(".store", kb.index_dir) == 0
     assert resident_kb(".idx", kb.index_dir) > 0  # postings stay mapped: every search reads them
-    again = engine.search(request)  # read through fresh mappings
-    assert again.model_dump() == first.model_dump()
+    later = search_until_released(engine, request, kb.index_dir)  # read through fresh mappings
+    assert all(page.model_dump() == first.model_dump() for page in again + later)
     assert resident_kb(".store", kb.index_dir) == 0
     kb.session("mm-s2", goal="send again")
     kb.step("mm-s2", test_id="send-button-new", screen="send")
     kb.index()
     engine.refresh()  # the old segment and a new one, in a searcher loaded anew
-    assert engine.search(request).total == 31
+    after = search_until_released(engine, request, kb.index_dir)
+    assert [page.total for page in after] == [31] * SEARCHES_PER_RELEASE
+    assert resident_kb(".store", kb.index_dir) == 0
+
+
+@linux_only
+def test_a_read_other_than_a_search_releases_at_once(kb: Knowledge) -> None:
+    kb.session("mm-s1", goal="send tokens")
+    for n in range(30):
+        kb.step("mm-s1", test_id=f"send-button-{n}", screen="send")
+    engine = kb.engine(cache_searches=False)
+    engine.search(SearchInput(query="send button", limit=50, mode="keyword"))
+    assert resident_kb(".store", kb.index_dir) > 0
+    assert engine.last(LastInput(n=30, scope="all")).total == 30
     assert resident_kb(".store", kb.index_dir) == 0
 
 
