@@ -6,6 +6,7 @@ a11y refs from earlier steps, so when any of its files change the session is re-
 names, sizes and modification times, without parsing them.
 """
 
+import atexit
 import gc
 import multiprocessing
 import os
@@ -150,7 +151,7 @@ def _map(
         return
     calls = list(zip(ids, extra, strict=True))
     context = multiprocessing.get_context("spawn")  # the writer has threads: never fork it
-    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=start_worker) as pool:
+    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_start_worker_process) as pool:
         running: deque[Future[list[T]]] = deque()
         for start in range(0, len(calls), CHUNK_SESSIONS):
             chunk = calls[start : start + CHUNK_SESSIONS]
@@ -166,6 +167,16 @@ def start_worker() -> None:
     (`gc.freeze`), and passes are rare (`WORKER_GC_THRESHOLD`)."""
     gc.freeze()
     gc.set_threshold(WORKER_GC_THRESHOLD)
+
+
+def _start_worker_process() -> None:
+    """A pool worker's initializer: `start_worker`, and the process ends without tearing its
+    interpreter down. Its results are sent by then (the pool's result pipe is written
+    synchronously) and it has nothing to flush or close, but a teardown frees every module and
+    every cached analysis value one object at a time: ~0.7-1 CPU-s per worker, a twentieth of a
+    100k build's CPU (docs/BENCHMARKS.md, build section, session 9)."""
+    start_worker()
+    atexit.register(os._exit, 0)
 
 
 def _map_chunk(
