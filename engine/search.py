@@ -96,7 +96,7 @@ def search(
     if meaning is not None:
         try:
             ranked, total, sims = with_meaning(view, request, ranked, total, meaning)
-            phrases = meaning.nearest_phrases(sims, searcher) if total == 0 else []
+            phrases = meaning.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
     if sessions_asked:

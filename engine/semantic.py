@@ -46,6 +46,8 @@ CANDIDATE_DEPTH = 200
 """Steps fetched for those texts (ordered by their blended score afterwards)."""
 NEAREST_PHRASES = 3
 """Recorded action texts an empty answer suggests."""
+PHRASE_CANDIDATES = 200
+"""Nearest texts an empty answer looks through for those phrases (one small query each)."""
 DEFAULT_MIN_SIMILARITY = 0.2
 """Below this cosine a step is no semantic hit (MiniLM scores unrelated UI texts ~0-0.2)."""
 EMBED_TIMEOUT_S = 1.0
@@ -172,19 +174,32 @@ class PendingMeaning(Generic[T]):
             ) from None
         return self.found.result()
 
-    def nearest_phrases(self, sims: "Similarities", searcher: tantivy.Searcher) -> list[str]:
+    def nearest_phrases(
+        self, sims: "Similarities", view: ReadView, within: FilterClauses
+    ) -> list[str]:
         """The distinct action texts (what steps did, not goals or screens) nearest the query,
-        best first: what an empty answer suggests instead (spec 004's helpful empty results)."""
+        best first: what an empty answer suggests instead (spec 004's helpful empty results).
+        Only texts of steps the search's scope and filters (`within`) keep: a phrase that no
+        step in reach says would send the agent into a second empty answer. At most
+        `PHRASE_CANDIDATES` texts are looked up, so an empty answer stays cheap."""
         texts = self.leg.vectors.texts()
         phrases: list[str] = []
-        for row in np.argsort(-sims.cos, kind="stable"):
+        for row in np.argsort(-sims.cos, kind="stable")[:PHRASE_CANDIDATES]:
             key = sims.keys[row]
             text = texts.get(key)
-            if text and text not in phrases and searcher.doc_freq("sem_step", key):
+            if text and text not in phrases and _said_by_a_step(view, key, within):
                 phrases.append(text)
                 if len(phrases) == NEAREST_PHRASES:
                     break
         return phrases
+
+
+def _said_by_a_step(view: ReadView, key: str, within: FilterClauses) -> bool:
+    """Whether a step that `within` keeps has `key` as its own text."""
+    query = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, tantivy.Query.term_query(view.schema, "sem_step", key)), *within]
+    )
+    return view.searcher.search(query, limit=1, count=False).hits != []
 
 
 _weights: "weakref.WeakKeyDictionary[VectorReader, tuple[list[str], Vectors]]" = (

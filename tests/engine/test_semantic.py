@@ -325,6 +325,23 @@ def test_an_empty_answer_suggests_the_nearest_recorded_phrases(kb: Knowledge) ->
     assert keyword.total == 0 and "Nearest" not in (keyword.hint or "")
 
 
+def test_the_nearest_phrases_are_those_of_steps_the_filters_keep(kb: Knowledge) -> None:
+    """Suggesting a phrase that no step within the filters says would lead the agent into a
+    second empty answer: with the settings session's steps only, the unlock texts are gone."""
+    everywhere = search(kb, "open the vault with my secret", minSimilarity=1.0)
+    in_settings = search(
+        kb,
+        "open the vault with my secret",
+        minSimilarity=1.0,
+        scope={"sessionId": "mm-settings"},
+    )
+    settings = search(kb, "settings", scope={"sessionId": "mm-settings"}, mode="keyword")
+    assert everywhere.total == in_settings.total == 0 and settings.total > 0
+    suggested = in_settings.hint.split("Nearest known phrases: ", 1)[1]  # type: ignore[union-attr]
+    assert "unlock" in everywhere.hint.split("Nearest known phrases: ", 1)[1]  # type: ignore[union-attr]
+    assert "unlock" not in suggested and suggested.strip(". ")
+
+
 def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: Knowledge) -> None:
     """The u64 key columns a search scores candidates by say what the stored keys say."""
     engine = kb.engine()
