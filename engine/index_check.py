@@ -44,6 +44,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 Fingerprint = tuple[int, int]
 """A file's size and modification time (ns)."""
+MetaFingerprints = tuple[tuple[int, int, int], ...]
+"""`knowhow.json`'s and `meta.json`'s inode, size and modification time (ns): Tantivy replaces
+`meta.json` by a rename at every commit, so each commit gives it another inode."""
 
 
 def is_panic(exc: BaseException) -> bool:
@@ -58,6 +61,8 @@ class GenerationCheck:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._whole: dict[str, Fingerprint] = {}
+        self._metas: tuple[MetaFingerprints, list[str]] | None = None
+        """The meta files as last found whole, and the segment files `meta.json` lists."""
 
     def verify(self, *, full: bool = False) -> None:
         """Raise `IndexDamaged` naming the first damage found. `full` (on open, after an
@@ -74,14 +79,27 @@ class GenerationCheck:
     def _verify(self, full: bool) -> None:
         if full:
             self._whole.clear()
-        _check_knowhow_meta(self.path)
-        for name in segment_files(self.path):
+            self._metas = None
+        for name in self._segment_files():
             self._check_file(name)
         if full:
             _check_manifest(self.path / MANIFEST)
             _check_opens(self.path)
         else:
             _check_manifest_header(self.path / MANIFEST)
+
+    def _segment_files(self) -> list[str]:
+        """`segment_files`, after `knowhow.json` is checked; both meta files are read again
+        only when one changed since they were last found whole (a search checks the
+        generation each time: two stats instead of reading and parsing both)."""
+        fingerprints = _meta_fingerprints(self.path)
+        if self._metas is not None and self._metas[0] == fingerprints:
+            return self._metas[1]
+        _check_knowhow_meta(self.path)
+        names = segment_files(self.path)
+        if fingerprints is not None:  # stat before reading: a change meanwhile is read next time
+            self._metas = (fingerprints, names)
+        return names
 
     def _check_file(self, name: str) -> None:
         path = self.path / name
@@ -96,6 +114,15 @@ class GenerationCheck:
         if problem:
             raise IndexDamaged(self.path, f"segment file {name}: {problem}")
         self._whole[name] = fingerprint
+
+
+def _meta_fingerprints(generation: Path) -> MetaFingerprints | None:
+    """None when a meta file is missing (reading it then says so)."""
+    try:
+        stats = [(generation / name).stat() for name in (KNOWHOW_META, TANTIVY_META)]
+    except FileNotFoundError:
+        return None
+    return tuple((stat.st_ino, stat.st_size, stat.st_mtime_ns) for stat in stats)
 
 
 def segment_files(generation: Path) -> list[str]:

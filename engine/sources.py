@@ -1,8 +1,9 @@
 """`sourceSession` of result rows (spec 002's session context): the session a step came from.
 
-Search and timeline rows carry it, read from the index: metadata from the session document,
-the length counted (one query for the page's session documents, then a count per distinct
-session of a page, not per row).
+Search and timeline rows carry it, read from the index: metadata from the session document
+(one query for the page's session documents), the length counted per distinct session of a
+page, not per row: from the term's document frequency when the index holds no deleted
+document (then it is exact), else by a count query.
 """
 
 from typing import Any
@@ -31,13 +32,19 @@ def source_sessions(
     for _, address in searcher.search(query, limit=len(ids), count=False).hits:
         doc = searcher.doc(address)
         metas.setdefault(str(doc["session_id"][0]), orjson.loads(doc["payload"][0]))
+    exact_frequencies = _nothing_deleted(searcher)
     sessions = {}
     for session_id in ids:
-        meta = metas.get(session_id, {})
-        steps = count(
-            searcher,
-            all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id)),
-        )
+        meta = metas.get(session_id)
+        if exact_frequencies and meta is not None:
+            # Its documents are its steps and its one session document.
+            steps = searcher.doc_freq("session_id", session_id) - 1
+        else:
+            steps = count(
+                searcher,
+                all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id)),
+            )
+        meta = meta or {}
         sessions[session_id] = SourceSession(
             id=session_id,
             createdAt=meta.get("createdAt", ""),
@@ -46,3 +53,11 @@ def source_sessions(
             stepCount=steps,
         )
     return sessions
+
+
+def _nothing_deleted(searcher: tantivy.Searcher) -> bool:
+    """Whether the searcher's segments hold no deleted document: a term's document frequency
+    counts deleted documents too (until a merge drops them), and every document carries its
+    `doc_type`, so these frequencies add up to the live count exactly when none is deleted."""
+    held = searcher.doc_freq("doc_type", DOC_STEP) + searcher.doc_freq("doc_type", DOC_SESSION)
+    return held == searcher.num_docs

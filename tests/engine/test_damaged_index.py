@@ -136,6 +136,20 @@ def test_damage_after_opening_is_caught_even_when_tantivy_panics(
         other.search(SearchInput(query="swap"))
 
 
+@pytest.mark.parametrize("damage", ["garbage meta.json", "garbage knowhow.json"])
+def test_a_meta_file_damaged_after_opening_is_found_by_the_next_search(
+    damage: str, store: KnowledgeStore, index_dir: Path
+) -> None:
+    """A search re-reads the meta files only when they changed (by inode, size or mtime):
+    garbage written over one in place is read, and refused."""
+    engine = KnowledgeEngine(store.root, index_dir)
+    assert found(engine, "send") == {"mm-send1/0001-mm_click"}
+    assert found(engine, "send") == {"mm-send1/0001-mm_click"}  # the meta files unchanged
+    DAMAGES[damage](generation(index_dir))
+    with pytest.raises(IndexDamaged):
+        engine.search(SearchInput(query="send"))
+
+
 def test_knowhow_index_rebuilds_a_damaged_index_and_says_why(
     store: KnowledgeStore, index_dir: Path
 ) -> None:
