@@ -30,11 +30,12 @@ RERANK_WINDOW = 100
 """Keyword hits reranked (and fused with the semantic candidates) per search."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     """A candidate of either leg, with what each leg said about it. Its stored document is
     read when first asked for (most semantic candidates never reach a page: they are scored
-    from fast fields, `engine.semantic.Similarities.of_documents`)."""
+    from fast fields, `engine.semantic.Similarities.of_documents`). Slotted: a search makes
+    ~300 of them (~0.1 ms less)."""
 
     key: tuple[int, int]
     address: tantivy.DocAddress

@@ -1,10 +1,21 @@
 """A step document's payload -> the result row (`StepSummary`) that search and last return."""
 
+from typing import TypedDict
+
 from engine.evidence import snippet
 from engine.lifecycle import is_superseded, superseded_fields
 from engine.payload import StepPayload
 from engine.results import SourceSession, StepSummary
 from engine.salience import Recalls
+
+
+class HitFields(TypedDict, total=False):
+    """What a search says of each result row (`StepSummary` fields)."""
+
+    type: str
+    similarity: float | None
+    matchType: str
+    relatedCount: int | None
 
 
 def step_row(
@@ -17,8 +28,10 @@ def step_row(
     session: SourceSession | None = None,
     always_flag: bool = False,
     recalls: Recalls | None = None,
+    hit: HitFields | None = None,
 ) -> StepSummary:
-    """The row of one step, with its source session and recalls when given.
+    """The row of one step, with its source session and recalls when given, and on a search
+    result what the search said of it (`hit`).
 
     Lifecycle fields appear on superseded steps (shown on request); with `always_flag` every
     row says `isSuperseded`, as timelines do, since they show history as it was.
@@ -43,4 +56,5 @@ def step_row(
         recallCount=recalls.count if recalls else None,
         salience=recalls.salience if recalls else None,
         **(superseded_fields(payload) if always_flag or is_superseded(payload) else {}),
+        **(hit or HitFields()),
     )

@@ -121,13 +121,12 @@ def search(
             matched_fields=fields or meaning_fields(r),
             session=sessions[r.session_id],
             recalls=page_recalls.get(r.step_id, NO_RECALLS),
-        ).model_copy(
-            update={
+            hit={
                 "type": r.doc["memory_type"][0] if r.doc["memory_type"] else "step",
                 "similarity": round(r.similarity, 4) if r.similarity is not None else None,
                 "matchType": r.match_type,
                 "relatedCount": related_counts[i] if related_counts else None,
-            }
+            },
         )
         for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
     ]
