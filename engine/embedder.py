@@ -22,7 +22,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8-matmul"
+"""Names the vector space: the packaged weights run as integer products
+(`engine.model_graph.integer_matmuls`), whose vectors differ slightly from the float graph's
+(`all-MiniLM-L6-v2-onnx-int8`, before session 9). Vectors are stored with it, so an index of
+another space is never searched with these query vectors (`knowhow reindex` re-embeds)."""
 DIMENSION = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_FILE = Path(__file__).parent / "embedding_data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -111,15 +115,16 @@ class Embedder:
 
 def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
     """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
-    read once, so what loads is what was checked) with its lookup tables kept int8
-    (`engine.model_graph`). The rewritten model is loaded from a file: given bytes, onnxruntime
-    keeps them (and a parsed copy) for the session's lifetime, ~25 MB more. Where no temporary
-    folder can be written (a read-only or full disk), it is loaded from the bytes: the same
-    vectors for ~25 MB more, rather than no semantic search at all."""
+    read once, so what loads is what was checked) with its lookup tables kept int8 and its
+    linear layers run as integer products (`engine.model_graph`). The rewritten model is
+    loaded from a file: given bytes, onnxruntime keeps them (and a parsed copy) for the
+    session's lifetime, ~25 MB more. Where no temporary folder can be written (a read-only or
+    full disk), it is loaded from the bytes: the same vectors for ~25 MB more, rather than no
+    semantic search at all."""
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
-    from engine.model_graph import gather_before_dequantising
+    from engine.model_graph import gather_before_dequantising, integer_matmuls
 
-    rewritten = gather_before_dequantising(model)
+    rewritten = integer_matmuls(gather_before_dequantising(model))
     providers = ["CPUExecutionProvider"]
     try:
         with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:

@@ -82,7 +82,8 @@ class IndexUnavailable(KnowhowError):
 
 
 class StaleIndex(IndexUnavailable):
-    """The index was built with another schema version and must be rebuilt."""
+    """The index was built with another schema version, or embedded with another model, and
+    must be rebuilt."""
 
 
 class IndexDamaged(IndexUnavailable):

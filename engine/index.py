@@ -30,12 +30,14 @@ from engine.errors import IndexUnavailable, StaleIndex
 from engine.files import atomic_write
 from engine.memory_text import EMBED_TEXTS
 from engine.schema import SCHEMA_VERSION, build_schema
-from engine.vectors import VectorSpace, VectorWriter
+from engine.vectors import VectorSpace, VectorWriter, read_space
 
 CURRENT_FILE = "CURRENT"
 META_FILE = "knowhow.json"
 MANIFEST_FILE = "manifest.sqlite3"
 WRITER_HEAP_BYTES = 256_000_000
+VECTOR_SPACE = VectorSpace(MODEL_ID, DIMENSION)
+"""The space this knowhow embeds texts into."""
 WRITER_THREADS = 1
 """One indexing thread: Python analysis keeps the other core busy (measured faster on 2 cores)."""
 
@@ -129,6 +131,24 @@ def _check_meta(path: Path) -> None:
             f"index at {path} has schema version {meta.get('schemaVersion')}, this knowhow needs "
             f"{SCHEMA_VERSION}; run `knowhow reindex` (or scripts/reindex) to rebuild it"
         )
+
+
+def embedded_by_other_model(path: Path) -> str | None:
+    """Why a generation's vectors cannot be extended by this knowhow: they are of another
+    model (or model execution) than `VECTOR_SPACE`; None when they are of this one, or none
+    are stored yet.
+
+    Its documents refer to their texts by keys of that model, which a writer of this one
+    never fills in: writing to it would leave every older document out of semantic search,
+    silently. So a writer treats it as stale and rebuilds (every text embedded again); a
+    reader only degrades to keywords, saying so (`KnowledgeBase._vector_store`)."""
+    space = read_space(path)
+    if space is None or space == VECTOR_SPACE:
+        return None
+    return (
+        f"index at {path} holds vectors of {space.model_id}, this knowhow embeds with "
+        f"{MODEL_ID}; run `knowhow reindex` (or scripts/reindex) to embed them again"
+    )
 
 
 def create_generation(layout: IndexLayout) -> Path:
@@ -266,6 +286,9 @@ class IndexWriter:
         """`reuse_vectors`: a generation whose stored vectors are copied rather than embedded
         again (a rebuild passes the generation it replaces)."""
         _check_meta(path)
+        other_model = embedded_by_other_model(path)
+        if other_model is not None:
+            raise StaleIndex(other_model)
         self.path = path
         self.index = tantivy.Index.open(str(path))
         try:
@@ -275,7 +298,7 @@ class IndexWriter:
                 f"another process is writing the index at {path}; it indexes for everyone"
             ) from exc
         self.manifest = Manifest(path)
-        self.vectors = VectorWriter(path, VectorSpace(MODEL_ID, DIMENSION), reuse_vectors)
+        self.vectors = VectorWriter(path, VECTOR_SPACE, reuse_vectors)
         self._pending_texts: dict[str, str] = {}
         self.embedding_error: str | None = None
         """Why the last commit could not embed its new texts (keyword search still sees them)."""

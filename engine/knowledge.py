@@ -191,8 +191,13 @@ class KnowledgeEngine:
         if self._vectors is None or self._vectors.generation != generation:
             self._vectors = VectorReader(generation)
         space = self._vectors.space
-        if space is None or space.model_id != MODEL_ID:
+        if space is None:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
+        if space.model_id != MODEL_ID:
+            return (
+                f"the index holds vectors of {space.model_id}, not of {MODEL_ID}; "
+                "run `knowhow reindex` to embed them again"
+            )
         return self._vectors
 
     def _semantic(self, generation: Path) -> SemanticLeg | str:

@@ -36,7 +36,7 @@ import orjson
 
 from engine.decisions import FactsLedger, write_detected
 from engine.errors import IndexDamaged, IndexUnavailable, KnowhowError, StaleIndex
-from engine.index import META_FILE, IndexLayout, IndexWriter
+from engine.index import META_FILE, IndexLayout, IndexWriter, embedded_by_other_model
 from engine.index_check import GenerationCheck, clear_damage, report_damage, reported_damage
 from engine.index_status import (
     MAX_LISTED,
@@ -345,7 +345,7 @@ class LiveIndex:
                 report_damage(current, exc.reason)
                 reason = exc.reason
             except StaleIndex as exc:
-                if not built_by_other_schema(current):
+                if not built_by_other_version(current):
                     raise  # unreadable right now: retry later, never rebuild over a hiccup
                 reason = exc.message
         report = self._rebuild(reason)
@@ -484,8 +484,9 @@ class LiveIndex:
             self._lease.release()
 
 
-def built_by_other_schema(generation: Path) -> bool:
-    """Whether a generation's meta file says (or, missing, implies) another schema version.
+def built_by_other_version(generation: Path) -> bool:
+    """Whether a generation's meta file says (or, missing, implies) another schema version, or
+    its vectors are of another model (`embedded_by_other_model`).
 
     Only then is rebuilding right; a meta file we merely fail to read now is left alone.
     """
@@ -495,4 +496,6 @@ def built_by_other_schema(generation: Path) -> bool:
         return True
     except (OSError, ValueError):
         return False
-    return not isinstance(meta, dict) or meta.get("schemaVersion") != SCHEMA_VERSION
+    if not isinstance(meta, dict) or meta.get("schemaVersion") != SCHEMA_VERSION:
+        return True
+    return embedded_by_other_model(generation) is not None

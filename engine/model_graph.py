@@ -1,37 +1,86 @@
-"""The embedding model's graph, rewritten at load so that its lookup tables stay int8 in memory.
+"""The embedding model's graph, rewritten at load: lookup tables stay int8 in memory, and the
+linear layers multiply in integers.
 
-The packaged model stores each weight as int8 rows with a float scale per row, dequantised in
-the graph: `table = Cast(table_q) * scale`, then `Gather(table, ids)` for the token and position
-embeddings. ONNX Runtime folds every such constant into a float32 copy when it loads the model,
-which for the 30,522 x 384 word-embedding table is 47 MB kept for good, to look up a few dozen
-rows per query. Rewritten as `Cast(Gather(table_q, ids)) * Gather(scale, ids)`, only the rows
-asked for are dequantised, by the same float operations on the same values, so every vector is
-bit for bit the one the original graph gives (a test compares them); the table stays int8
-(11.7 MB). Measured: 34 MB less resident after loading, 90 MB less at the load's peak
+The packaged model stores each weight as int8 with a float scale per row (lookup tables) or
+per output column (linear layers), dequantised in the graph: `W = Cast(W_q) * scale`. ONNX
+Runtime folds every such constant into a float32 copy when it loads the model, and runs float
+products on it.
+
+`gather_before_dequantising`: the token and position embeddings `Gather(Cast(T_q) * s, ids)`
+become `Cast(Gather(T_q, ids)) * Gather(s, ids)`: only the rows asked for are dequantised, by
+the same float operations on the same values, so every vector is bit for bit the one the
+original graph gives (a test compares them); the 30,522 x 384 word table stays int8 (11.7 MB
+instead of 47). Measured: 34 MB less resident after loading, 90 MB less at the load's peak
 (docs/BENCHMARKS.md, searching memory at 1M).
 
-Only the fields this rewrite reads are declared: protobuf keeps every other field of the model
-as it was, unknown to this schema, and writes it back unchanged.
+`integer_matmuls`: the 36 linear layers `MatMul(x, Cast(W_q) * s)` run as integer products:
+each row of `x` (one token) is quantised to 8 bits with its own scale, `max|row| / 127`, and
+`MatMulIntegerToFloat` multiplies it with the int8 weights and applies both scales (the
+attention's two products per layer have no weights and stay float). Why these choices, each
+measured (docs/BENCHMARKS.md, "Session 9, int8 execution"):
+- a scale per token, not per batch (what ONNX Runtime's `DynamicQuantizeMatMul` does): with one
+  scale for the whole batch a text's vector depended on the texts it was batched with (cosine
+  down to 0.978 between the same text alone and in a batch of 32); per token, a text's vector
+  is bit for bit the same alone or in any batch, as the float graph's was, and closer to it;
+- the weights shifted to uint8 with a zero point of 128: x86 CPUs without VNNI multiply
+  uint8 x int8 with an instruction that saturates pairs of products at 16 bits, silently, on
+  large values (measured here, AVX2); uint8 x uint8 is exact on every CPU.
+The vectors change (cosine to the float graph's 0.998 mean on the 100k corpus' texts), so
+the embedder's model id names this execution (`engine.embedder.MODEL_ID`).
+
+Only the fields these rewrites read or write are declared: protobuf keeps every other field
+of the model as it was, unknown to this schema, and writes it back unchanged.
 """
 
+import struct
 from collections import Counter
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _F = descriptor_pb2.FieldDescriptorProto
-_MESSAGES: dict[str, tuple[tuple[str, int, bool, str | None], ...]] = {
-    "Node": (
-        ("input", 1, True, None),
-        ("output", 2, True, None),
-        ("name", 3, False, None),
-        ("op_type", 4, False, None),
-    ),
-    "Graph": (("node", 1, True, "Node"),),
-    "Model": (("graph", 7, False, "Graph"),),
+_SCALARS = {
+    "string": _F.TYPE_STRING,
+    "bytes": _F.TYPE_BYTES,
+    "int64": _F.TYPE_INT64,
+    "int32": _F.TYPE_INT32,
 }
-"""ModelProto.graph -> GraphProto.node -> NodeProto's strings, numbered as in onnx.proto:
-message -> (field, number, repeated, message type or None for a string)."""
+_MESSAGES: dict[str, tuple[tuple[str, int, bool, str], ...]] = {
+    "Attribute": (
+        ("name", 1, False, "string"),
+        ("i", 3, False, "int64"),
+        ("ints", 8, True, "int64"),
+        ("type", 20, False, "int32"),
+    ),
+    "Node": (
+        ("input", 1, True, "string"),
+        ("output", 2, True, "string"),
+        ("name", 3, False, "string"),
+        ("op_type", 4, False, "string"),
+        ("attribute", 5, True, "Attribute"),
+        ("domain", 7, False, "string"),
+    ),
+    "Tensor": (
+        ("dims", 1, True, "int64"),
+        ("data_type", 2, False, "int32"),
+        ("name", 8, False, "string"),
+        ("raw_data", 9, False, "bytes"),
+    ),
+    "Graph": (("node", 1, True, "Node"), ("initializer", 5, True, "Tensor")),
+    "OperatorSet": (("domain", 1, False, "string"), ("version", 2, False, "int64")),
+    "Model": (("graph", 7, False, "Graph"), ("opset_import", 8, True, "OperatorSet")),
+}
+"""ModelProto and the parts of it rewritten, numbered as in onnx.proto:
+message -> (field, number, repeated, scalar type or message)."""
+
+FLOAT, UINT8, INT8, INT64 = 1, 2, 3, 7
+"""TensorProto.DataType values."""
+ATTRIBUTE_INT, ATTRIBUTE_INTS = 2, 7
+"""AttributeProto.AttributeType values."""
+ONNXRUNTIME_DOMAIN = "com.microsoft"
+"""Where ONNX Runtime's own operators (`MatMulIntegerToFloat`) live."""
+ROW_RANGE = 127.0
+"""A token's largest magnitude maps to +-127 around the zero point 128 (uint8 1..255)."""
 
 
 def _model_class() -> Any:
@@ -45,9 +94,9 @@ def _model_class() -> Any:
                 name=name,
                 number=number,
                 label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL,
-                type=_F.TYPE_MESSAGE if of else _F.TYPE_STRING,
+                type=_SCALARS.get(of, _F.TYPE_MESSAGE),
             )
-            if of:
+            if of not in _SCALARS:
                 field.type_name = f".knowhow_onnx.{of}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(schema)
@@ -86,12 +135,205 @@ def gather_before_dequantising(model_bytes: bytes) -> bytes:
         moved |= {id(cast), id(mul)}
     if not rewritten:
         return model_bytes
+    _replace_nodes(model.graph, nodes, rewritten, moved)
+    return bytes(model.SerializeToString())
+
+
+def integer_matmuls(model_bytes: bytes) -> bytes:
+    """The model with every linear layer `MatMul(x, Cast(W_q) * scale)` (int8 weights, a float
+    scale per output column) run as an integer product of `x`'s rows quantised one by one
+    (module docstring); a model without that pattern comes back as it was."""
+    model = _model_class().FromString(model_bytes)
+    graph = model.graph
+    nodes = list(graph.node)
+    producer = {output: node for node in nodes for output in node.output}
+    uses = Counter(name for node in nodes for name in node.input)
+    tensors = {tensor.name: tensor for tensor in graph.initializer}
+    added = _Added(graph, nodes[0])
+    quantised: dict[str, tuple[str, str]] = {}
+    """activation -> (its rows as uint8, their scales): the Q, K and V layers share theirs."""
+    rewritten: dict[int, list[Any]] = {}
+    """id of a layer's MatMul -> the nodes replacing it (its Cast and Mul go)."""
+    dropped: set[int] = set()
+    for matmul in nodes:
+        layer = _linear_layer(matmul, producer, uses, tensors)
+        if layer is None:
+            continue
+        mul, cast, weights, scale = layer
+        inputs, outputs = weights.dims
+        replacing: list[Any] = []
+        if matmul.input[0] not in quantised:
+            quantised[matmul.input[0]] = _quantise_rows(added, matmul.input[0], inputs, replacing)
+        rows, row_scales = quantised[matmul.input[0]]
+        weights.raw_data = weights.raw_data.translate(_INT8_TO_UINT8)
+        weights.data_type = UINT8
+        scale.dims[:] = [outputs]
+        product = f"{matmul.output[0]}_knowhow_unscaled"
+        replacing += [
+            added.node(
+                "MatMulIntegerToFloat",
+                [
+                    rows,
+                    weights.name,
+                    added.constant("knowhow_one", FLOAT, [], _floats(1.0)),
+                    scale.name,
+                    added.constant("knowhow_zero_point", UINT8, [], bytes([128])),
+                    added.constant(
+                        f"knowhow_zero_points_{outputs}", UINT8, [outputs], bytes([128]) * outputs
+                    ),
+                ],
+                product,
+                domain=ONNXRUNTIME_DOMAIN,
+            ),
+            added.node("Mul", [product, row_scales], matmul.output[0]),
+        ]
+        rewritten[id(matmul)] = replacing
+        dropped |= {id(mul), id(cast)}
+    if not rewritten:
+        return model_bytes
+    _replace_nodes(graph, nodes, rewritten, dropped)
+    if not any(opset.domain == ONNXRUNTIME_DOMAIN for opset in model.opset_import):
+        model.opset_import.add(domain=ONNXRUNTIME_DOMAIN, version=1)
+    return bytes(model.SerializeToString())
+
+
+_INT8_TO_UINT8 = bytes((value + 128) % 256 for value in range(256))
+"""Byte translation of an int8 v (two's complement) to the uint8 v + 128."""
+
+
+def _linear_layer(
+    matmul: Any, producer: dict[str, Any], uses: Counter[str], tensors: dict[str, Any]
+) -> tuple[Any, Any, Any, Any] | None:
+    """(Mul, Cast, int8 weights, column scales) of `MatMul(x, Cast(weights) * scales)`, or None
+    when the node is no such layer, or its weights or scales feed something else too."""
+    mul = producer.get(matmul.input[1]) if matmul.op_type == "MatMul" else None
+    cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
+    if mul is None or cast is None or cast.op_type != "Cast" or len(cast.input) != 1:
+        return None
+    weights, scale = tensors.get(cast.input[0]), tensors.get(mul.input[1])
+    if weights is None or scale is None:
+        return None
+    if weights.data_type != INT8 or len(weights.dims) != 2 or not weights.raw_data:
+        return None
+    if scale.data_type != FLOAT or list(scale.dims) not in (
+        [weights.dims[1]],
+        [1, weights.dims[1]],
+    ):
+        return None
+    shared = (mul.output[0], cast.output[0], weights.name, scale.name)
+    if any(uses[name] != 1 for name in shared):
+        return None
+    return mul, cast, weights, scale
+
+
+def _quantise_rows(
+    added: "_Added", activation: str, width: int, nodes: list[Any]
+) -> tuple[str, str]:
+    """Appends to `nodes` the quantisation of `activation`'s rows (its last axis, `width` long)
+    to uint8 around 128, each with the scale `max|row| / 127`; returns (rows, scales)."""
+    prefix = f"{activation}_knowhow"
+    nodes += [
+        added.node("Abs", [activation], f"{prefix}_abs"),
+        added.node("ReduceMax", [f"{prefix}_abs"], f"{prefix}_peak", axes=[-1], keepdims=1),
+        added.node(
+            "Max",
+            [f"{prefix}_peak", added.constant("knowhow_tiny", FLOAT, [], _floats(1e-30))],
+            f"{prefix}_peak_positive",  # an all-zero row still gets a scale to divide by
+        ),
+        added.node(
+            "Mul",
+            [
+                f"{prefix}_peak_positive",
+                added.constant("knowhow_per_step", FLOAT, [], _floats(1 / ROW_RANGE)),
+            ],
+            f"{prefix}_scales",
+        ),
+        # QuantizeLinear takes one scale per row of a matrix: flatten, quantise, shape back.
+        added.node(
+            "Reshape",
+            [
+                activation,
+                added.constant(f"knowhow_rows_of_{width}", INT64, [2], _int64s(-1, width)),
+            ],
+            f"{prefix}_matrix",
+        ),
+        added.node(
+            "Reshape",
+            [f"{prefix}_scales", added.constant("knowhow_flat", INT64, [1], _int64s(-1))],
+            f"{prefix}_row_scales",
+        ),
+        added.node("Shape", [f"{prefix}_row_scales"], f"{prefix}_row_count"),
+        added.node(
+            "Expand",
+            [
+                added.constant("knowhow_zero_point_1", UINT8, [1], bytes([128])),
+                f"{prefix}_row_count",
+            ],
+            f"{prefix}_row_zero_points",
+        ),
+        added.node(
+            "QuantizeLinear",
+            [f"{prefix}_matrix", f"{prefix}_row_scales", f"{prefix}_row_zero_points"],
+            f"{prefix}_matrix_q",
+            axis=0,
+        ),
+        added.node("Shape", [activation], f"{prefix}_shape"),
+        added.node("Reshape", [f"{prefix}_matrix_q", f"{prefix}_shape"], f"{prefix}_q"),
+    ]
+    return f"{prefix}_q", f"{prefix}_scales"
+
+
+class _Added:
+    """Makes the nodes and constants a rewrite adds to a graph (each constant once)."""
+
+    def __init__(self, graph: Any, any_node: Any) -> None:
+        self._graph = graph
+        self._node_class = type(any_node)
+        self._constants = {tensor.name for tensor in graph.initializer}
+
+    def node(
+        self,
+        op_type: str,
+        inputs: list[str],
+        output: str,
+        domain: str = "",
+        **attributes: int | list[int],
+    ) -> Any:
+        made = self._node_class(
+            op_type=op_type, name=output, input=inputs, output=[output], domain=domain
+        )
+        for name, value in attributes.items():
+            if isinstance(value, list):
+                made.attribute.add(name=name, ints=value, type=ATTRIBUTE_INTS)
+            else:
+                made.attribute.add(name=name, i=value, type=ATTRIBUTE_INT)
+        return made
+
+    def constant(self, name: str, data_type: int, dims: list[int], raw: bytes) -> str:
+        if name not in self._constants:
+            self._graph.initializer.add(name=name, data_type=data_type, dims=dims, raw_data=raw)
+            self._constants.add(name)
+        return name
+
+
+def _floats(*values: float) -> bytes:
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def _int64s(*values: int) -> bytes:
+    return struct.pack(f"<{len(values)}q", *values)
+
+
+def _replace_nodes(
+    graph: Any, nodes: list[Any], replacing: dict[int, list[Any]], gone: set[int]
+) -> None:
+    """The graph's nodes in their order, each in `replacing` replaced by its list, those in
+    `gone` left out (copies: the repeated field is cleared before it is filled again)."""
     order = [
-        copy for node in nodes if id(node) not in moved for copy in rewritten.get(id(node), [node])
+        new for node in nodes if id(node) not in gone for new in replacing.get(id(node), [node])
     ]
     kept = [type(node)() for node in order]
     for copy, node in zip(kept, order, strict=True):
         copy.CopyFrom(node)
-    del model.graph.node[:]
-    model.graph.node.extend(kept)
-    return bytes(model.SerializeToString())
+    del graph.node[:]
+    graph.node.extend(kept)

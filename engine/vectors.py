@@ -53,7 +53,8 @@ class VectorSpace:
     dimension: int
 
 
-def _read_space(generation: Path) -> VectorSpace | None:
+def read_space(generation: Path) -> VectorSpace | None:
+    """The space of the generation's stored vectors (None: no store yet, or unreadable)."""
     try:
         meta = orjson.loads((generation / META_FILE).read_bytes())
         return VectorSpace(str(meta["modelId"]), int(meta["dimension"]))
@@ -77,7 +78,7 @@ class VectorWriter:
         """`reuse`: another generation whose vectors of this space may be copied instead of
         embedded again (the one a rebuild replaces)."""
         self.generation = generation
-        if _read_space(generation) != space:
+        if read_space(generation) != space:
             # Another model's vectors (or none): start this model's store afresh.
             for name in (ROWS_FILE, TEXTS_FILE, KEYS_FILE):
                 (generation / name).unlink(missing_ok=True)
@@ -154,7 +155,7 @@ class VectorReader:
 
     def __init__(self, generation: Path) -> None:
         self.generation = generation
-        self.space = _read_space(generation)
+        self.space = read_space(generation)
         self._size = -1
         self.rows: dict[str, int] = {}
         self.numbered = KeyNumbers([])
