@@ -68,14 +68,8 @@ class Embedder:
         # The file pads every text to 128 tokens; pad to the batch's longest instead (~10x).
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        # Idle worker threads sleep instead of spinning: a spinning pool doubled the CPU time
-        # of a query embedding (~15 -> ~7 ms) and took it from the searcher, the writer and the
-        # browser sharing the cores (docs/BENCHMARKS.md, speed section).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = _session(ort, model, model_path.name, options)
+            self._session = _session(ort, model, model_path.name, session_options(ort))
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
@@ -113,6 +107,17 @@ class Embedder:
         return normalised
 
 
+def session_options(ort: Any) -> Any:
+    """The ONNX Runtime options every session of the model runs with (`ort`: the module)."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    # Idle worker threads sleep instead of spinning: a spinning pool doubled the CPU time of a
+    # query embedding (~15 -> ~7 ms) and took it from the searcher, the writer and the browser
+    # sharing the cores (docs/BENCHMARKS.md, speed section).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
 def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
     """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
     read once, so what loads is what was checked) with its lookup tables kept int8 and its
@@ -138,11 +143,11 @@ def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
 def _return_freed_heap() -> None:
     """Give the heap that loading freed back to the system (glibc only; elsewhere nothing).
 
-    The package's weights are int8 with a scale per row, dequantised by Cast and Mul nodes:
-    ONNX Runtime's graph optimisation folds them into float32 weights (~86 MB, the 22 MB file
-    read and parsed on the way). The intermediates are freed, but glibc keeps freed heap for
-    reuse rather than returning it: a searcher kept ~50 MB of it resident for good
-    (docs/BENCHMARKS.md, searching memory at 1M). `malloc_trim` releases it once, after loading.
+    Loading reads and parses the 22 MB file, rewrites it twice (`engine.model_graph`), and
+    ONNX Runtime parses it again and copies and packs the weights. The intermediates are
+    freed, but glibc keeps freed heap for reuse rather than returning it: a searcher kept ~50
+    MB of it resident for good (docs/BENCHMARKS.md, searching memory at 1M; still ~41 MB with
+    the int8 layers of session 9). `malloc_trim` releases it once, after loading.
     """
     try:
         trim = ctypes.CDLL(None).malloc_trim

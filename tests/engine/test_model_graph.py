@@ -42,12 +42,12 @@ def test_int8_lookup_tables_embed_exactly_as_the_packaged_graph() -> None:
 def test_integer_products_stay_close_to_the_float_graph() -> None:
     floats = embedder_of(gather_before_dequantising(model_path().read_bytes()))
     cosines = np.sum(Embedder(model_path()).embed(TEXTS) * floats.embed(TEXTS), axis=1)
-    # Measured on the 100k corpus' 1,735 texts: 0.998 mean, 0.994 lowest.
-    assert cosines.min() > 0.98 and cosines.mean() > 0.99, cosines
+    # Measured on the 100k corpus' texts: 0.9994 mean, 0.9988 lowest.
+    assert cosines.min() > 0.99 and cosines.mean() > 0.995, cosines
 
 
 def test_a_text_embeds_the_same_alone_or_in_any_batch() -> None:
-    """Each token's row is quantised with its own scale: nothing of the other texts (or of the
+    """Each token's row is quantised with its own range: nothing of the other texts (or of the
     padding) enters a text's vector, as with the float graph."""
     embedder = Embedder(model_path())
     together = embedder.embed(TEXTS)
