@@ -99,13 +99,18 @@ class PreparedSession:
 
 
 def prepare_session(root: Path, session_id: str, signature: str | None = None) -> PreparedSession:
-    store = KnowledgeStore(root)
-    signature = signature or list_session(store.root, session_id).signature
-    loaded = store.load_session(session_id)
+    """A session read and analysed; `signature`: its listing's, taken before it was read
+    (a session new to the index is signed as it is read: `LoadedSession.signature`)."""
+    loaded = KnowledgeStore(root).load_session(session_id)
     facts = SessionFacts(session_id)
     docs = encode_documents(session_documents(loaded, facts))
     return PreparedSession(
-        session_id, signature, docs, len(loaded.steps), loaded.skipped, facts.encode()
+        session_id,
+        signature or loaded.signature,
+        docs,
+        len(loaded.steps),
+        loaded.skipped,
+        facts.encode(),
     )
 
 
@@ -209,8 +214,9 @@ def sync(
     changed: list[tuple[str, str | None]] = []
     for session_id in on_disk:
         if session_id not in known:
-            # New to the index: its analysis worker lists its files (a bulk build would
-            # otherwise list every file here, one process, before any worker starts).
+            # New to the index: its analysis worker signs its files as it reads them (a bulk
+            # build would otherwise list every file here, one process, before any worker
+            # starts, and each file would be listed and read).
             changed.append((session_id, None))
             continue
         signature = list_session(store.root, session_id).signature

@@ -92,6 +92,9 @@ class LoadedSession:
     """Step file stem -> why that step is superseded (`superseded.json`)."""
     refused: bool = False
     """The session folder is a link (reported in `skipped`): nothing of it is indexed."""
+    signature: str = ""
+    """`Listing.signature` of the files as read (each step file by the `fstat` of what was
+    read), so a build need not list and `lstat` them first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +114,30 @@ class Listing:
     counted."""
 
 
+class _Signer:
+    """The digest a session's signature is (`Listing.signature`): the name, modification time
+    and size of `session.json`, `superseded.json` and every `.json` entry of `steps/` (hidden
+    ones too, links as themselves), in name order. `list_session` signs from `lstat`s before
+    reading; `KnowledgeStore.load_session` signs the files it reads as it reads them, which is
+    the same digest for files that do not change meanwhile."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.blake2b(digest_size=16)
+
+    def file(self, name: str, sig: FileSig) -> None:
+        # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
+        self._digest.update(os.fsencode(name) + f":{sig.encode()};".encode())
+
+    def linked(self, folder: str) -> None:
+        self._digest.update(f"linked {folder} folder;".encode())
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def list_session(root: Path, session_id: str) -> Listing:
     """The session's files by signature (`lstat`: a link signs as itself, never followed)."""
-    digest = hashlib.blake2b(digest_size=16)
+    signer = _Signer()
     try:
         with folder_inside(Path(root), (session_id,)) as folder:
             meta_sig = _file_sig(folder, SESSION_FILE)
@@ -121,27 +145,20 @@ def list_session(root: Path, session_id: str) -> Listing:
     except (FileNotFoundError, NotADirectoryError):
         meta_sig = decisions_sig = None
     except UnsafeFile:
-        digest.update(b"linked session folder;")
-        return Listing(None, None, {}, digest.hexdigest())
-    if meta_sig is not None:
-        digest.update(f"{SESSION_FILE}:{meta_sig.encode()};".encode())
-    if decisions_sig is not None:
-        digest.update(f"{DECISIONS_FILE}:{decisions_sig.encode()};".encode())
+        signer.linked("session")
+        return Listing(None, None, {}, signer.hexdigest())
+    _sign_folder_files(signer, meta_sig, decisions_sig)
     files: dict[str, FileSig] = {}
     unreadable = 0
     try:
         with folder_inside(Path(root), (session_id, STEPS_DIR)) as folder:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            for entry in entries:
-                if not entry.name.endswith(".json"):
-                    continue
+            for entry in _json_entries(folder):
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
                 sig = FileSig(st.st_mtime_ns, st.st_size)
-                # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
-                digest.update(os.fsencode(entry.name) + f":{sig.encode()};".encode())
+                signer.file(entry.name, sig)
                 regular = stat.S_ISREG(st.st_mode)
                 if entry.name.startswith("."):
                     continue
@@ -152,9 +169,23 @@ def list_session(root: Path, session_id: str) -> Listing:
     except (FileNotFoundError, NotADirectoryError):
         pass
     except UnsafeFile:
-        digest.update(b"linked steps folder;")
+        signer.linked("steps")
         unreadable += 1
-    return Listing(meta_sig, decisions_sig, files, digest.hexdigest(), unreadable)
+    return Listing(meta_sig, decisions_sig, files, signer.hexdigest(), unreadable)
+
+
+def _sign_folder_files(signer: _Signer, meta: FileSig | None, decisions: FileSig | None) -> None:
+    """Sign `session.json` and `superseded.json` (each when present), before the steps."""
+    if meta is not None:
+        signer.file(SESSION_FILE, meta)
+    if decisions is not None:
+        signer.file(DECISIONS_FILE, decisions)
+
+
+def _json_entries(folder: int) -> list[os.DirEntry[str]]:
+    """Every `.json` entry of the open `steps/` folder (hidden ones too), in name order."""
+    with os.scandir(folder) as entries:
+        return sorted((e for e in entries if e.name.endswith(".json")), key=lambda e: e.name)
 
 
 def is_readable_name(name: str) -> bool:
@@ -344,20 +375,26 @@ class KnowledgeStore:
             return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
 
     def load_session(self, session_id: str) -> LoadedSession:
-        """Read a whole session; corrupt files are skipped and reported, never raised."""
-        meta_sig = None
+        """Read a whole session; corrupt files are skipped and reported, never raised. The
+        session is signed as it is read (`LoadedSession.signature`)."""
+        signer = _Signer()
+        meta_sig = decisions_sig = None
         try:
             with self.folder(session_id) as folder:
                 meta_sig = _file_sig(folder, SESSION_FILE)  # before reading: never newer
+                decisions_sig = _file_sig(folder, DECISIONS_FILE)
         except UnsafeFile as exc:
             loaded = LoadedSession(
                 session_id, SessionMetadata(sessionId=session_id, createdAt=""), False, None
             )
             loaded.skipped.append(Skip(str(self.root / session_id), exc.reason))
             loaded.refused = True
+            signer.linked("session")
+            loaded.signature = signer.hexdigest()
             return loaded
         except (FileNotFoundError, NotADirectoryError):
             pass
+        _sign_folder_files(signer, meta_sig, decisions_sig)
         meta, meta_skip = self.read_metadata(session_id)
         meta_path = self.root / session_id / SESSION_FILE
         if meta is not None and meta.sessionId != session_id:
@@ -379,38 +416,66 @@ class KnowledgeStore:
         loaded.decisions, decisions_skip = self.read_decisions(session_id)
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
-        self._load_steps(loaded)
+        self._load_steps(loaded, signer)
+        loaded.signature = signer.hexdigest()
         if meta is None:
             loaded.metadata = SessionMetadata(
                 sessionId=session_id, createdAt=_first_timestamp(loaded.steps)
             )
         return loaded
 
-    def _load_steps(self, loaded: LoadedSession) -> None:
-        """Read the session's step files into `loaded`; unreadable ones become Skips."""
+    def _load_steps(self, loaded: LoadedSession, signer: _Signer) -> None:
+        """Read the session's step files into `loaded`; unreadable ones become Skips. Every
+        `.json` entry is signed: a file read by the `fstat` of what was read, any other entry
+        (hidden, not UTF-8, unreadable) by its `lstat`, as `list_session` signs it."""
         directory = self.root / loaded.session_id / STEPS_DIR
         try:
             with self.folder(loaded.session_id, STEPS_DIR) as folder:
-                for name in _step_names(folder):
-                    if not is_readable_name(name):
-                        reason = "file name is not valid UTF-8"
-                        loaded.skipped.append(Skip(printable_path(directory / name), reason))
-                        continue
-                    try:
-                        data, info = read_regular_stat(folder, name, MAX_READ_FILE_BYTES)
-                        record = parse_step(data)
-                    except FileNotFoundError:
-                        continue  # deleted while we were reading
-                    except (OSError, ValueError, ValidationError) as exc:
-                        loaded.skipped.append(Skip(str(directory / name), _reason(exc)))
-                        continue
-                    sig = FileSig(info.st_mtime_ns, info.st_size)
-                    step_id = step_id_for(loaded.session_id, name)
-                    loaded.steps.append(LoadedStep(step_id, record, sig))
+                for entry in _json_entries(folder):
+                    hidden = entry.name.startswith(".")
+                    sig = None if hidden else self._load_step(loaded, folder, entry)
+                    if sig is None:
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue  # deleted while we were reading
+                        sig = FileSig(st.st_mtime_ns, st.st_size)
+                    signer.file(entry.name, sig)
         except (FileNotFoundError, NotADirectoryError):
             return
         except UnsafeFile as exc:
+            signer.linked("steps")
             loaded.skipped.append(Skip(str(directory), exc.reason))
+
+    def _load_step(
+        self, loaded: LoadedSession, folder: int, entry: os.DirEntry[str]
+    ) -> FileSig | None:
+        """Read one entry of the open `steps/` folder into `loaded` (or a Skip); the signature
+        of the file read, None when nothing was read."""
+        name = entry.name
+        if not is_readable_name(name):
+            path = printable_path(self._step_path(loaded, name))
+            loaded.skipped.append(Skip(path, "file name is not valid UTF-8"))
+            return None
+        try:
+            data, info = read_regular_stat(folder, name, MAX_READ_FILE_BYTES)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
+            return None
+        sig = FileSig(info.st_mtime_ns, info.st_size)
+        try:
+            record = parse_step(data)
+        except (ValueError, ValidationError) as exc:
+            loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
+            return sig
+        loaded.steps.append(LoadedStep(step_id_for(loaded.session_id, name), record, sig))
+        return sig
+
+    def _step_path(self, loaded: LoadedSession, name: str) -> Path:
+        """Where a step file is, for reports (built only for those: it costs microseconds)."""
+        return self.root / loaded.session_id / STEPS_DIR / name
 
     def iter_sessions(self) -> Iterator[LoadedSession]:
         for session_id in self.session_ids():

@@ -1,5 +1,6 @@
 """The knowledge root on disk: atomic writes, step numbering, labels, bad files, session ids."""
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from engine.errors import InvalidInput
 from engine.files import validate_session_id
 from engine.inputs import SearchInput, SessionsInput
 from engine.models import SessionMetadata, StepRecord
-from engine.store import KnowledgeStore
+from engine.store import KnowledgeStore, list_session
 
 GOOD_STEP = {
     "timestamp": "2026-01-15T10:00:00.000Z",
@@ -209,6 +210,32 @@ def test_bad_step_files_are_reported_and_the_rest_loads(root_with_bad_files):
     assert set(reasons) == {str(steps / name) for name in BAD_FILES}
     for name, (_, reason) in BAD_FILES.items():
         assert reasons[str(steps / name)].startswith(reason)
+
+
+def test_a_session_read_is_signed_as_its_listing_signs_it(root_with_bad_files, tmp_path):
+    """A build signs a new session from the files it reads (no listing first): the signature
+    must be the listing's, whatever the folder holds, or every later sync would re-index it."""
+    kb = root_with_bad_files
+    steps = kb.root / "mm-bad-files" / "steps"
+    (steps / ".hidden.json").write_text("{}")
+    (steps / os.fsdecode(b"0011-\xff.json")).write_text("{}")
+    (steps / "0012-link.json").symlink_to(steps / "0009-mm_click.json")
+    os.mkfifo(steps / "0013-fifo.json")
+    (steps / "0014-folder.json").mkdir()
+    (kb.root / "mm-bad-files" / "superseded.json").write_text('{"steps": {}}')
+    kb.step("mm-no-meta", test_id="send-button")
+    outside = tmp_path / "outside"
+    (outside / "steps").mkdir(parents=True)
+    (kb.root / "mm-linked-folder").symlink_to(outside, target_is_directory=True)
+    (kb.root / "mm-linked-steps").mkdir()
+    (kb.root / "mm-linked-steps" / "steps").symlink_to(outside / "steps")
+    sessions = kb.store.session_ids()
+    assert {"mm-bad-files", "mm-no-meta", "mm-linked-folder", "mm-linked-steps"} <= set(sessions)
+    for session_id in sessions:
+        loaded = kb.store.load_session(session_id)
+        assert loaded.signature == list_session(kb.root, session_id).signature, session_id
+    signatures = {list_session(kb.root, s).signature for s in sessions}
+    assert len(signatures) == len(sessions)
 
 
 def test_bad_step_files_do_not_stop_indexing_or_search(root_with_bad_files):
