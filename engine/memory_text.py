@@ -53,6 +53,23 @@ _LOOKS = {
 _OBSERVATION_OPENINGS = tuple(f"{looks} " for looks in _LOOKS.values())
 UNKNOWN_PAGE = "another page"
 """Where a navigation went when the page it landed on has no screen name and no web address."""
+ALERT_ROLES = frozenset({"alert", "alertdialog"})
+"""Roles of what a page says went wrong (`Insufficient funds`, `No trade route is available`):
+the outcome of the step, which its action text alone does not tell."""
+_TIMED_OUT = ("timeout", "timed out")
+_FAILURES_IN_WORDS = (
+    (("not found", "unknown a11yref"), "the element could not be found"),
+    (("not enabled",), "the button was disabled"),
+    (("intercepts pointer events",), "something was covering it"),
+    (("not an <input",), "it was not a text field"),
+    (("connection refused",), "the site was not running"),
+    (("navigation failed",), "the page could not be opened"),
+    (("no active session",), "no browser was running"),
+)
+"""What a failure means in people's words, by what its code or message says (Playwright's and the
+browser tools' wording): people say `it timed out`, `the site was not running`, not
+`locator.waitFor: Timeout 30000ms exceeded` or `net::ERR_CONNECTION_REFUSED`. A timeout is told
+apart by the action (`failure_text`)."""
 
 
 def words(identifier: str | None) -> str:
@@ -102,8 +119,11 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     acted_on = payload.get("onScreen") or payload.get("screen")
     landed = payload.get("screen")
     if action == "navigate" and not target:
-        parts = ["go to", _screen(landed) or _web_page(landed_url) or UNKNOWN_PAGE]
-        if _screen(acted_on) and acted_on != landed:
+        # A failed navigation stayed where it was: where it "landed" is not where it went.
+        ok = payload.get("ok", True)
+        went = (_screen(landed) or _web_page(landed_url)) if ok else None
+        parts = ["go to", went or UNKNOWN_PAGE]
+        if _screen(acted_on) and (acted_on != landed or not ok):
             parts.append(f"from {_screen(acted_on)}")
         text = " ".join(parts)
     elif action in _LOOKS and not target:
@@ -124,10 +144,31 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
         if _screen(landed) and landed != acted_on:
             parts.append(f"leading to {_screen(landed)}")
         text = " ".join(parts)
+    alerts = [name for role, name in payload.get("a11y", []) if role in ALERT_ROLES and name]
+    if alerts:
+        text += ", showing " + ", ".join(f'"{name}"' for name in dict.fromkeys(alerts))
     error = payload.get("error")
     if error and (error.get("message") or error.get("code")):
-        text += f". Failed: {error.get('message') or words(error.get('code'))}"
+        waited = action.startswith("wait")
+        text += f". Failed: {failure_text(error.get('code'), error.get('message'), waited)}"
     return text
+
+
+def failure_text(code: str | None, message: str | None, waited: bool = True) -> str:
+    """`it took too long and timed out: Wait timed out: locator.waitFor: Timeout 30000ms
+    exceeded.`: what went wrong in people's words, then the message's first line (a Playwright
+    call log after it names selectors, not what happened; no parentheses, which hold a step's
+    identifiers: `engine.text_groups.identifiers`). A wait that timed out
+    took too long; a click or a typing that timed out waited for its element, which never
+    came (`waited` False): the element was not found."""
+    first_line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    said = f"{code or ''} {message or ''}".lower().replace("_", " ")
+    plain = [meaning for signs, meaning in _FAILURES_IN_WORDS if any(s in said for s in signs)]
+    if any(sign in said for sign in _TIMED_OUT):
+        timed_out = "it took too long and timed out" if waited else "the element never appeared"
+        plain.insert(0, timed_out)
+    detail = first_line or words(code)
+    return f"{', '.join(plain)}: {detail}" if plain else detail
 
 
 def is_observation_text(text: str) -> bool:

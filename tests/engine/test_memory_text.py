@@ -99,6 +99,65 @@ def test_an_observing_step_names_what_it_observed() -> None:
     assert step_text(payload("mm_list_testids")) == "list the elements of the page"
 
 
+def test_a_failed_step_says_what_went_wrong_in_plain_words() -> None:
+    """People say `it timed out` or `the site was not running`, not Playwright's wording; the
+    call log after the message names selectors, not what happened. A click that timed out
+    waited for its element: the element never appeared."""
+    waited = payload(
+        "mm_wait_for",
+        {"testId": "bridge-cta-button"},
+        onScreen="swap",
+        screen="swap",
+        ok=False,
+        error={
+            "code": "MM_WAIT_TIMEOUT",
+            "message": "locator.waitFor: Timeout 15000ms exceeded.\nCall log:\n  - waiting for x",
+        },
+    )
+    assert step_text(waited) == (
+        "wait for (bridge cta button) on the swap screen. Failed: it took too long and timed"
+        " out: locator.waitFor: Timeout 15000ms exceeded."
+    )
+    refused = "Navigation failed: net::ERR_CONNECTION_REFUSED at http://localhost:8080/"
+    navigated = payload(
+        "mm_navigate",
+        onScreen="home",
+        screen="home",
+        ok=False,
+        error={"code": "MM_NAVIGATION_FAILED", "message": refused},
+    )
+    assert step_text(navigated, WALLET) == (
+        "go to another page from the home screen. Failed: the site was not running, the page"
+        f" could not be opened: {refused}"
+    )
+    clicked = payload(
+        "mm_click",
+        {"testId": "send-button"},
+        ok=False,
+        error={"code": "MM_WAIT_TIMEOUT", "message": "locator.waitFor: Timeout 15000ms exceeded."},
+    )
+    assert step_text(clicked) == (
+        "click (send button). Failed: the element never appeared:"
+        " locator.waitFor: Timeout 15000ms exceeded."
+    )
+    unknown = payload("mm_click", ok=False, error={"code": "MM_SOMETHING_ODD", "message": ""})
+    assert step_text(unknown) == "click. Failed: mm something odd"
+
+
+def test_a_step_says_the_warning_the_page_showed() -> None:
+    """`Insufficient funds` is the outcome of typing the amount: the action alone does not say."""
+    step = payload(
+        "mm_type",
+        {"testId": "send-amount-input"},
+        onScreen="send",
+        screen="send",
+        a11y=[["button", "Max"], ["alert", "Insufficient funds"], ["status", "Loading"]],
+    )
+    assert step_text(step) == (
+        'type into (send amount input) on the send screen, showing "Insufficient funds"'
+    )
+
+
 TARGETS = st.one_of(
     st.none(),
     st.fixed_dictionaries(
