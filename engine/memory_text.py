@@ -57,6 +57,10 @@ ALERT_ROLES = frozenset({"alert", "alertdialog"})
 """Roles of what a page says went wrong (`Insufficient funds`, `No trade route is available`):
 the outcome of the step, which its action text alone does not tell."""
 _TIMED_OUT = ("timeout", "timed out")
+_DECLINES = frozenset({"cancel", "reject", "deny", "decline"})
+"""Words of a button that says no to what a screen asks (a connection, a signature, a payment):
+a click on it reads `, declining the request`, the outcome people ask about ("say no", "back
+out"), where `click button "Cancel"` is on every confirmation screen alike."""
 _FAILURES_IN_WORDS = (
     (("not found", "unknown a11yref"), "the element could not be found"),
     (("not enabled",), "the button was disabled"),
@@ -144,6 +148,9 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
         if _screen(landed) and landed != acted_on:
             parts.append(f"leading to {_screen(landed)}")
         text = " ".join(parts)
+    named = f"{target.get('name') or ''} {words(target.get('testId'))}".lower().split()
+    if action == "click" and _DECLINES & set(named):
+        text += ", declining the request"
     alerts = [name for role, name in payload.get("a11y", []) if role in ALERT_ROLES and name]
     if alerts:
         text += ", showing " + ", ".join(f'"{name}"' for name in dict.fromkeys(alerts))

@@ -191,3 +191,22 @@ def test_fillers_inside_an_expression_keep_its_meaning(
     )
     if not spelled_with_a_filler:
         assert set(plain[0].means) <= {word for match in found for word in match.means}
+
+
+@pytest.mark.parametrize(
+    ("query", "means"),
+    [
+        ("I don't have enough money for this", "insufficient funds"),
+        ("refuse to connect", "reject"),
+        ("what does the confirmation popup look like", "describe screen"),
+        ("something was covered by a popup", "intercepts pointer events"),
+        ("no offer for my tokens", "no trade route is available"),
+    ],
+)
+def test_outcomes_refusals_and_looking_are_glossed(query: str, means: str) -> None:
+    """Outcomes, refusals and looking at a screen in everyday words (session 9)."""
+    assert means in (default_glossary().gloss(query) or "")
+
+
+def test_covering_a_cost_is_not_something_covering_a_button() -> None:
+    assert "intercepts" not in glossary_terms("enough money to cover the fee")

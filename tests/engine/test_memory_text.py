@@ -193,3 +193,16 @@ def test_a_session_text_is_its_goal_and_flows_not_how_the_run_was_filed() -> Non
     assert session_text(step) == "Send 0.1 ETH to another account (send, tx confirmation)"
     assert session_text(payload("mm_click", flowTags=["swap"], tags=["nightly"])) == "swap"
     assert session_text(payload("mm_click", tags=["nightly"])) == ""
+
+
+def test_a_click_on_cancel_or_reject_says_it_declined() -> None:
+    """`say no to the signature` is near `declining the request`, not near a bare `Cancel`
+    that every confirmation screen has."""
+    cancel = payload("mm_click", {"role": "button", "name": "Cancel"}, onScreen="confirm-signature")
+    assert step_text(cancel) == (
+        'click button "Cancel" on the confirm signature screen, declining the request'
+    )
+    by_test_id = payload("mm_click", {"testId": "page-container-footer-cancel"})
+    assert step_text(by_test_id).endswith(", declining the request")
+    assert "declining" not in step_text(payload("mm_click", {"name": "Cancellation policy"}))
+    assert "declining" not in step_text(payload("mm_wait_for", {"name": "Cancel"}))
