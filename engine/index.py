@@ -143,7 +143,13 @@ def embedded_by_other_model(path: Path) -> str | None:
     silently. So a writer treats it as stale and rebuilds (every text embedded again); a
     reader only degrades to keywords, saying so (`KnowledgeBase._vector_store`)."""
     space = read_space(path)
-    if space is None or space == VECTOR_SPACE:
+    return None if space is None else other_space(space, path)
+
+
+def other_space(space: VectorSpace, path: Path) -> str | None:
+    """Why vectors of `space` stored at `path` cannot be searched or extended by this knowhow
+    (None: they are of `VECTOR_SPACE`), said the same way to a writer and a reader."""
+    if space == VECTOR_SPACE:
         return None
     return (
         f"index at {path} holds vectors of {space.model_id}, this knowhow embeds with "

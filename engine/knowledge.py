@@ -21,7 +21,7 @@ from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
 from engine.errors import IndexDamaged, IndexUnavailable, NotFound
 from engine.files import session_dir
 from engine.filters import ReadView, scope_session
-from engine.index import IndexLayout, IndexReader
+from engine.index import IndexLayout, IndexReader, other_space
 from engine.index_check import GenerationCheck, is_panic, report_damage, reported_damage
 from engine.index_status import document_counts
 from engine.inputs import (
@@ -193,12 +193,7 @@ class KnowledgeEngine:
         space = self._vectors.space
         if space is None:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
-        if space.model_id != MODEL_ID:
-            return (
-                f"the index holds vectors of {space.model_id}, not of {MODEL_ID}; "
-                "run `knowhow reindex` to embed them again"
-            )
-        return self._vectors
+        return other_space(space, generation) or self._vectors
 
     def _semantic(self, generation: Path) -> SemanticLeg | str:
         vectors = self._vector_store(generation)
