@@ -168,7 +168,8 @@ def failure_text(code: str | None, message: str | None, waited: bool = True) -> 
     identifiers: `engine.text_groups.identifiers`). A wait that timed out
     took too long; a click or a typing that timed out waited for its element, which never
     came (`waited` False): the element was not found."""
-    first_line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    lines = (message or "").strip().splitlines()
+    first_line = lines[0] if lines else ""
     said = f"{code or ''} {message or ''}".lower().replace("_", " ")
     plain = [meaning for signs, meaning in _FAILURES_IN_WORDS if any(s in said for s in signs)]
     if any(sign in said for sign in _TIMED_OUT):
