@@ -56,6 +56,9 @@ class EncodedDocuments:
 
     json: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
+    step_ids: list[str] = field(default_factory=list)
+    """Each document's step id ("" for a session document), in `json`'s order: a rebuild
+    replaces the documents of steps whose supersede flag changed (`engine.indexer.rebuild`)."""
 
 
 def encode_documents(documents: Iterable[dict[str, Any]]) -> EncodedDocuments:
@@ -64,6 +67,7 @@ def encode_documents(documents: Iterable[dict[str, Any]]) -> EncodedDocuments:
     for doc in documents:
         encoded.texts.update(doc.pop(EMBED_TEXTS, {}))
         encoded.json.append(orjson.dumps(doc, default=_base64).decode())
+        encoded.step_ids.append(doc.get("step_id", ""))
     return encoded
 
 

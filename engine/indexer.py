@@ -10,12 +10,14 @@ import atexit
 import gc
 import multiprocessing
 import os
+import pickle
 import shutil
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -196,16 +198,12 @@ def sync(
     writer: IndexWriter,
     progress: ProgressFn | None = None,
     commit_every: int | None = COMMIT_EVERY_DOCS,
-    *,
-    reflag: bool = True,
 ) -> SyncReport:
     """Bring the index in line with the files: add new, re-index changed, drop deleted sessions.
 
     A long sync of a live index commits every `commit_every` documents so that progress
-    becomes searchable; a rebuild (None) commits once, since nothing is visible before the
-    swap and each commit costs a flush and segment merges. Without `reflag`, new supersede
-    decisions are written to their files but their steps are not re-indexed (a rebuild that
-    will build again from the settled files).
+    becomes searchable (None: once, at the end). New supersede decisions are then written to
+    their files and the steps whose flag changed are re-indexed in place (`settle_supersessions`).
     """
     started = time.perf_counter()
     report = SyncReport()
@@ -239,83 +237,118 @@ def sync(
     writer.commit()
     record_skips(store.root, writer.path, [*(s for s, _ in changed), *deleted], report)
     if changed or report.sessions_deleted:
-        settle_supersessions(store, writer, report, reflag=reflag)
+        settle_supersessions(store, writer, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def settle_supersessions(
-    store: KnowledgeStore, writer: IndexWriter, report: SyncReport, *, reflag: bool = True
-) -> None:
+def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: SyncReport) -> None:
     """Detect supersessions over every session, write the decision files that changed and
-    (with `reflag`) re-index the steps whose flag changed (one more commit). Only those steps
-    are analysed again: the first detection over a large root flags steps in a third of the
-    sessions."""
+    re-index the steps whose flag changed (one more commit). Only those steps are analysed
+    again: the first detection over a large root flags steps in a third of the sessions."""
     started = time.perf_counter()
     ledger = FactsLedger.load(writer.manifest)
     flagged = write_detected(store, ledger)
-    sessions = sorted(flagged) if reflag else []
-    steps = [flagged[s] for s in sessions]
-    for session_id, docs, signature in _map(prepare_steps, store.root, sessions, steps):
+    for session_id, docs, signature in _reflagged(store, flagged):
         for step_id in flagged[session_id]:
             writer.delete_step(step_id)
         writer.add_documents(session_id, docs, signature, ledger.facts[session_id].encode())
-    if sessions:
+    if flagged:
         writer.commit()
     report.sessions_flagged += len(flagged)
     report.supersede_seconds += time.perf_counter() - started
 
 
-def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
-    """Index everything into a new generation, then make it live atomically.
+def _reflagged(
+    store: KnowledgeStore, flagged: dict[str, set[str]]
+) -> Iterator[tuple[str, list[dict[str, Any]], str]]:
+    """(session id, documents of its steps whose flag changed, its signature now) for every
+    session `write_detected` changed, in session order."""
+    sessions = sorted(flagged)
+    yield from _map(prepare_steps, store.root, sessions, [flagged[s] for s in sessions])
 
-    A build that detects new supersessions writes their decision files and is then built once
-    more, from the settled files, instead of re-flagging in place: re-flagging deletes and
-    re-adds those steps, and Tantivy keeps counting deleted documents in its BM25 statistics
-    (document frequencies, field lengths) until a merge drops them, so that index would rank
-    differently from any later rebuild of the same files. The second build detects nothing new
-    (detection is a pure function of the files), so a first build and every rebuild give the
-    same flags, the same index and the same results. Both builds copy the vectors of texts
-    already embedded (by the live generation, or by the first build) instead of embedding them
-    again.
+
+def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
+    """Index everything into a new generation, then make it live atomically; vectors that the
+    live generation holds are copied instead of embedded again.
+
+    A step's document carries its supersede flag, and detection needs every session's facts,
+    so the documents wait in a spool file until detection has run over all of them: then the
+    steps whose flag it changed are analysed again and the rest are added as they were made.
+    Re-flagging in place instead (as the live writer does) deletes and re-adds those steps, and
+    Tantivy keeps counting deleted documents in its BM25 statistics until a merge drops them,
+    so that index would rank differently from any later rebuild of the same files; building
+    twice (once to write the decision files, once from them) cost a whole second build on a
+    root with no decision files yet. This way a first build and every rebuild give the same
+    flags, the same documents in the same order, and the same results.
     """
     layout = IndexLayout(base)
-    generation, report = _build(store, layout, progress, reflag=False, reuse=layout.current())
-    if report.sessions_flagged:
-        first = generation
-        try:
-            generation, settled = _build(store, layout, progress, reflag=True, reuse=first)
-        finally:
-            shutil.rmtree(first)
-        settled.seconds += report.seconds
-        settled.sessions_flagged += report.sessions_flagged
-        settled.supersede_seconds += report.supersede_seconds
-        report = settled
-    layout.publish(generation)
-    return report
-
-
-def _build(
-    store: KnowledgeStore,
-    layout: IndexLayout,
-    progress: ProgressFn | None,
-    *,
-    reflag: bool,
-    reuse: Path | None,
-) -> tuple[Path, SyncReport]:
-    """Every session into a new, unpublished generation (removed again if the build fails);
-    vectors that the generation `reuse` holds are copied instead of embedded again."""
     generation = create_generation(layout)
-    writer = IndexWriter(generation, reuse_vectors=reuse)
+    writer = IndexWriter(generation, reuse_vectors=layout.current())
     try:
         try:
-            report = sync(store, writer, progress, commit_every=None, reflag=reflag)
+            report = _build_settled(store, writer, progress)
         finally:
             writer.close(merge=True)
     except BaseException:
         shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
         raise
-    return generation, report
+    layout.publish(generation)
+    return report
+
+
+def _build_settled(
+    store: KnowledgeStore, writer: IndexWriter, progress: ProgressFn | None
+) -> SyncReport:
+    """Every session into the empty generation of `writer`, with supersede decisions detected
+    before any document is added (see `rebuild`). One process holds one session's documents
+    at a time: the others are pickled to an unnamed temporary file beside the index."""
+    started = time.perf_counter()
+    report = SyncReport()
+    on_disk = store.session_ids()
+    facts: dict[str, SessionFacts] = {}
+    with tempfile.TemporaryFile(dir=writer.path) as spool:
+        for done, prepared in enumerate(_prepared(store.root, [(s, None) for s in on_disk]), 1):
+            pickle.dump(prepared, spool, pickle.HIGHEST_PROTOCOL)
+            facts[prepared.session_id] = SessionFacts.decode(prepared.session_id, prepared.facts)
+            if progress:
+                progress(done, len(on_disk))
+        detecting = time.perf_counter()
+        ledger = FactsLedger(facts)
+        flagged = write_detected(store, ledger)
+        reflagged = {
+            session_id: (encode_documents(docs), signature)
+            for session_id, docs, signature in _reflagged(store, flagged)
+        }
+        report.sessions_flagged = len(flagged)
+        report.supersede_seconds = time.perf_counter() - detecting
+        spool.seek(0)
+        for _ in on_disk:
+            prepared = pickle.load(spool)
+            if prepared.session_id in reflagged:
+                documents, signature = reflagged.pop(prepared.session_id)
+                facts_now = ledger.facts[prepared.session_id].encode()
+                prepared = _with_documents(prepared, documents, signature, facts_now)
+            _write_prepared(writer, prepared, report)
+    writer.commit()
+    record_skips(store.root, writer.path, on_disk, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _with_documents(
+    prepared: PreparedSession, replacing: EncodedDocuments, signature: str, facts: bytes
+) -> PreparedSession:
+    """`prepared` with the documents of some of its steps replaced (their flag changed), its
+    decision file's new signature and its facts as detection left them."""
+    new = dict(zip(replacing.step_ids, replacing.json, strict=True))
+    old = prepared.documents
+    documents = EncodedDocuments(
+        [new.get(step_id, doc) for step_id, doc in zip(old.step_ids, old.json, strict=True)],
+        old.texts | replacing.texts,
+        old.step_ids,
+    )
+    return replace(prepared, documents=documents, signature=signature, facts=facts)
 
 
 def ensure_index(

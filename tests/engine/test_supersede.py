@@ -6,13 +6,14 @@ import threading
 import time
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import KnowledgeEngine
+from engine import KnowledgeEngine, indexer
 from engine.decisions import FactsLedger, decisions_lock, supersede, write_detected
 from engine.errors import InvalidInput, NotFound
 from engine.live import LiveIndex
@@ -156,6 +157,34 @@ def test_a_first_build_ranks_exactly_like_a_rebuild_of_the_same_files(kb: Knowle
     assert kb.index().sessions_flagged == 0  # settled: nothing new to detect
     shutil.rmtree(kb.index_dir)
     assert results() == first
+
+
+def test_a_first_build_analyses_each_session_once(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detection runs before any document is added, so a first build over a root without
+    decision files reads and analyses each session once (it used to build everything a second
+    time from the files it had just written), and then only the steps whose flag changed."""
+    old = before_rename(kb)
+    after_rename(kb)
+    sessions: list[str] = []
+    steps: list[set[str]] = []
+    real_session, real_steps = indexer.prepare_session, indexer.prepare_steps
+
+    def prepare_session(root: Path, session_id: str, signature: str | None = None) -> Any:
+        sessions.append(session_id)
+        return real_session(root, session_id, signature)
+
+    def prepare_steps(root: Path, session_id: str, step_ids: set[str]) -> Any:
+        steps.append(step_ids)
+        return real_steps(root, session_id, step_ids)
+
+    monkeypatch.setattr(indexer, "prepare_session", prepare_session)
+    monkeypatch.setattr(indexer, "prepare_steps", prepare_steps)
+    assert kb.index().sessions_flagged == 1
+    assert sorted(sessions) == ["mm-new", "mm-old"]
+    assert steps == [{old}]
+    assert flagged(kb) == {old}
 
 
 def test_detection_does_not_depend_on_the_order_sessions_are_read() -> None:
