@@ -187,6 +187,24 @@ def test_a_first_build_analyses_each_session_once(
     assert flagged(kb) == {old}
 
 
+def test_worker_processes_build_what_this_process_builds(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk build analyses sessions in worker processes (forked from a fork server), both
+    when it reads every session and when it analyses again the steps whose flag changed;
+    the index must be the one this process alone would build."""
+    olds = {before_rename(kb, f"mm-old-{i:02}", hours_ago=30 + i) for i in range(70)}
+    after_rename(kb)
+    assert len(kb.store.session_ids()) > indexer.PARALLEL_MIN_SESSIONS
+    assert kb.index().sessions_flagged == 70
+    in_workers = indexed_steps(kb)
+    assert flagged(kb) == olds
+    shutil.rmtree(kb.index_dir)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_SESSIONS", 10_000)
+    assert kb.index().sessions_flagged == 0  # the files are settled
+    assert indexed_steps(kb) == in_workers
+
+
 def test_detection_does_not_depend_on_the_order_sessions_are_read() -> None:
     """An element's identity is its first sighting's; which sighting is first must not depend
     on the ledger's order (live writer: order of change; rebuild: order of the manifest)."""
