@@ -21,7 +21,7 @@ from engine.limits import FIELD_TOKENS
 from engine.memo import OBSERVATIONS_CACHED, ByIdentity
 from engine.memory_text import memory_fields
 from engine.models import Observation, SessionMetadata, StepRecord, Supersession, epoch_ms
-from engine.payload import PayloadTarget, StepPayload, SupersededBy
+from engine.payload import PayloadTarget, StepPayload, SupersededBy, SupersessionPayload
 from engine.redaction import scrub_step
 from engine.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
 from engine.screens import UNKNOWN, default_rules
@@ -283,14 +283,8 @@ def step_document(
         "tags": evidence["tags"],
         "branch": evidence["branchRaw"],
         "a11y": seen.payload_a11y,
+        **supersession_fields(decision),
     }
-    if decision is not None:
-        payload["supersededAt"] = decision.supersededAt
-        if decision.supersededBy is not None:
-            by = decision.supersededBy.model_dump(exclude_none=True)
-            payload["supersededBy"] = cast(SupersededBy, by)  # the model's fields, typed
-        if decision.reason:
-            payload["supersededReason"] = decision.reason
     if facts is not None:
         described = target.describe() if target else ""
         role, name = (target.role, target.name) if target else (None, None)
@@ -321,7 +315,7 @@ def step_document(
             "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
             "screen_name": sorted({screen.lower(), on_screen.lower()}),
             "ok": "true" if record.outcome.ok else "false",
-            "superseded": "true" if decision is not None else "false",
+            "superseded": superseded_flag(decision),
             "recalled": [link.stepId for link in record.recalled or []],
             "target_id": target.test_id.lower() if target and target.test_id else "",
             "ts": epoch_ms(record.timestamp),
@@ -332,6 +326,40 @@ def step_document(
         }
     )
     return doc
+
+
+SUPERSESSION_KEYS = ("supersededAt", "supersededBy", "supersededReason")
+"""The payload keys `supersession_fields` may set, in the order a step's payload lists them."""
+
+
+def supersession_fields(decision: Supersession | None) -> SupersessionPayload:
+    """What a step's payload says of its supersession (nothing when it is not superseded)."""
+    if decision is None:
+        return {}
+    fields: SupersessionPayload = {"supersededAt": decision.supersededAt}
+    if decision.supersededBy is not None:
+        by = decision.supersededBy.model_dump(exclude_none=True)
+        fields["supersededBy"] = cast(SupersededBy, by)  # the model's fields, typed
+    if decision.reason:
+        fields["supersededReason"] = decision.reason
+    return fields
+
+
+def superseded_flag(decision: Supersession | None) -> str:
+    return "true" if decision is not None else "false"
+
+
+def reflag_step_document(doc: dict[str, Any], decision: Supersession | None) -> None:
+    """A step's document (its payload as bytes) made as `step_document` makes it with
+    `decision` instead of the decision it was made with. Only the flag and the payload's
+    supersession fields depend on it, so a rebuild re-flags the documents it made before
+    detection this way instead of analysing their steps again."""
+    payload = orjson.loads(doc["payload"])
+    for key in SUPERSESSION_KEYS:
+        payload.pop(key, None)
+    payload.update(supersession_fields(decision))
+    doc["payload"] = orjson.dumps(payload)
+    doc["superseded"] = superseded_flag(decision)
 
 
 @lru_cache(maxsize=8_192)

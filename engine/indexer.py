@@ -7,6 +7,7 @@ names, sizes and modification times, without parsing them.
 """
 
 import atexit
+import base64
 import gc
 import multiprocessing
 import os
@@ -21,8 +22,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
+
 from engine.decisions import FactsLedger, write_detected
-from engine.documents import SessionContext, session_documents, step_documents
+from engine.documents import (
+    SessionContext,
+    reflag_step_document,
+    session_documents,
+    step_documents,
+)
 from engine.errors import IndexDamaged, StaleIndex
 from engine.index import (
     EncodedDocuments,
@@ -32,6 +40,7 @@ from engine.index import (
     encode_documents,
 )
 from engine.index_check import GenerationCheck
+from engine.models import Supersession
 from engine.skips import record_skips
 from engine.store import KnowledgeStore, Skip, list_session
 from engine.supersede import SessionFacts
@@ -253,7 +262,9 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
     started = time.perf_counter()
     ledger = FactsLedger.load(writer.manifest)
     flagged = write_detected(store, ledger)
-    for session_id, docs, signature in _reflagged(store, flagged):
+    sessions = sorted(flagged)
+    steps = [flagged[s] for s in sessions]
+    for session_id, docs, signature in _map(prepare_steps, store.root, sessions, steps):
         for step_id in flagged[session_id]:
             writer.delete_step(step_id)
         writer.add_documents(session_id, docs, signature, ledger.facts[session_id].encode())
@@ -263,22 +274,14 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
     report.supersede_seconds += time.perf_counter() - started
 
 
-def _reflagged(
-    store: KnowledgeStore, flagged: dict[str, set[str]]
-) -> Iterator[tuple[str, list[dict[str, Any]], str]]:
-    """(session id, documents of its steps whose flag changed, its signature now) for every
-    session `write_detected` changed, in session order."""
-    sessions = sorted(flagged)
-    yield from _map(prepare_steps, store.root, sessions, [flagged[s] for s in sessions])
-
-
 def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
     """Index everything into a new generation, then make it live atomically; vectors that the
     live generation holds are copied instead of embedded again.
 
     A step's document carries its supersede flag, and detection needs every session's facts,
-    so the documents wait in a spool file until detection has run over all of them: then the
-    steps whose flag it changed are analysed again and the rest are added as they were made.
+    so the documents wait in a spool file until detection has run over all of them; then the
+    documents of the steps whose flag it changed are re-flagged (nothing else in a document
+    depends on the flag: `documents.reflag_step_document`) and all are added in their order.
     Re-flagging in place instead (as the live writer does) deletes and re-adds those steps, and
     Tantivy keeps counting deleted documents in its BM25 statistics until a merge drops them,
     so that index would rank differently from any later rebuild of the same files; building
@@ -320,19 +323,16 @@ def _build_settled(
         detecting = time.perf_counter()
         ledger = FactsLedger(facts)
         flagged = write_detected(store, ledger)
-        reflagged = {
-            session_id: (encode_documents(docs), signature)
-            for session_id, docs, signature in _reflagged(store, flagged)
-        }
         report.sessions_flagged = len(flagged)
         report.supersede_seconds = time.perf_counter() - detecting
         spool.seek(0)
         for _ in on_disk:
             prepared = pickle.load(spool)
-            if prepared.session_id in reflagged:
-                documents, signature = reflagged.pop(prepared.session_id)
+            if prepared.session_id in flagged:
+                reflagging = time.perf_counter()
                 facts_now = ledger.facts[prepared.session_id].encode()
-                prepared = _with_documents(prepared, documents, signature, facts_now)
+                prepared = _reflag(store, prepared, flagged[prepared.session_id], facts_now)
+                report.supersede_seconds += time.perf_counter() - reflagging
             _write_prepared(writer, prepared, report)
     writer.commit()
     record_skips(store.root, writer.path, on_disk, report)
@@ -340,19 +340,28 @@ def _build_settled(
     return report
 
 
-def _with_documents(
-    prepared: PreparedSession, replacing: EncodedDocuments, signature: str, facts: bytes
+def _reflag(
+    store: KnowledgeStore, prepared: PreparedSession, steps: set[str], facts: bytes
 ) -> PreparedSession:
-    """`prepared` with the documents of some of its steps replaced (their flag changed), its
-    decision file's new signature and its facts as detection left them."""
-    new = dict(zip(replacing.step_ids, replacing.json, strict=True))
+    """`prepared` with the documents of `steps` flagged as the session's decision file now
+    says (detection changed it), the session's new signature and its facts after detection."""
+    decisions, _ = store.read_decisions(prepared.session_id)
     old = prepared.documents
-    documents = EncodedDocuments(
-        [new.get(step_id, doc) for step_id, doc in zip(old.step_ids, old.json, strict=True)],
-        old.texts | replacing.texts,
-        old.step_ids,
-    )
-    return replace(prepared, documents=documents, signature=signature, facts=facts)
+    json = [
+        _reflag_encoded(doc, decisions.get(step_id.split("/", 1)[1])) if step_id in steps else doc
+        for step_id, doc in zip(old.step_ids, old.json, strict=True)
+    ]
+    signature = list_session(store.root, prepared.session_id).signature
+    return replace(prepared, documents=replace(old, json=json), signature=signature, facts=facts)
+
+
+def _reflag_encoded(encoded: str, decision: Supersession | None) -> str:
+    """An encoded step document re-flagged (`documents.reflag_step_document`); its payload is
+    the one bytes field (base64 in the encoded form) that changes."""
+    doc = orjson.loads(encoded)
+    doc["payload"] = base64.b64decode(doc["payload"])
+    reflag_step_document(doc, decision)
+    return encode_documents([doc]).json[0]
 
 
 def ensure_index(

@@ -5,7 +5,7 @@ timeline, evidence, snippets and priorKnowledge read it back. One type for both 
 renamed or misspelt key fails the type check instead of silently reading `None`.
 """
 
-from typing import NotRequired, TypedDict
+from typing import TypedDict
 
 import orjson
 import tantivy
@@ -32,7 +32,15 @@ class SupersededBy(TypedDict, total=False):
     timestamp: str
 
 
-class StepPayload(TypedDict):
+class SupersessionPayload(TypedDict, total=False):
+    """What a step's payload says of its supersession (absent when it is not superseded)."""
+
+    supersededAt: str
+    supersededBy: SupersededBy
+    supersededReason: str
+
+
+class StepPayload(SupersessionPayload):
     tool: str
     screen: str
     """The screen the step's observation shows (after the action)."""
@@ -50,9 +58,6 @@ class StepPayload(TypedDict):
     branch: str | None
     a11y: list[list[str]]
     """[role, name] of the first accessibility nodes."""
-    supersededAt: NotRequired[str]
-    supersededBy: NotRequired[SupersededBy]
-    supersededReason: NotRequired[str]
 
 
 def read_payload(doc: tantivy.Document) -> StepPayload:
