@@ -144,6 +144,29 @@ def test_a_failed_step_says_what_went_wrong_in_plain_words() -> None:
     assert step_text(unknown) == "click. Failed: mm something odd"
 
 
+def test_an_unknown_ref_is_not_named_in_the_text() -> None:
+    """Ref ids mean nothing out of their page: two clicks on unknown refs of one screen are one
+    text (one vector), whatever refs the page listed."""
+    texts = {
+        step_text(
+            payload(
+                "mm_click",
+                onScreen="bridge",
+                screen="bridge",
+                ok=False,
+                error={"code": "MM_TARGET_NOT_FOUND", "message": message},
+            )
+        )
+        for message in (
+            "Unknown a11yRef: e18. Available refs: e1, e2, e3, e4",
+            "Unknown a11yRef: e9. Available refs: e1, e2",
+        )
+    }
+    assert texts == {
+        "click on the bridge screen. Failed: the element could not be found: Unknown a11yRef"
+    }
+
+
 def test_a_step_says_the_warning_the_page_showed() -> None:
     """`Insufficient funds` is the outcome of typing the amount: the action alone does not say."""
     step = payload(
