@@ -62,10 +62,25 @@ class Proc:
     extra: dict[str, object] = field(default_factory=dict)
     cpu_s: float = 0.0
     """User + system CPU seconds of the process and every child it waited for."""
+    machine_cpu_s: float | None = None
+    """CPU seconds the whole machine was busy meanwhile (`/proc/stat`; None elsewhere): what a
+    build costs, its analysis workers included — they are a fork server's children, which the
+    process does not wait for, so `cpu_s` leaves them out. On a quiet machine only."""
 
     @property
     def ok(self) -> bool:
         return self.rc == 0
+
+
+def machine_busy_s() -> float | None:
+    """CPU seconds the machine has been busy (user, nice, system) since boot, or None where
+    there is no `/proc/stat`."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            user, nice, system = (int(v) for v in f.readline().split()[1:4])
+    except (OSError, ValueError):
+        return None
+    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
 
 
 def run(cmd: list[str], log: Path, measure_rss: bool = False) -> Proc:
@@ -85,6 +100,7 @@ def run(cmd: list[str], log: Path, measure_rss: bool = False) -> Proc:
         tfile = Path(name)
         full = [str(GNU_TIME), "-v", "-o", str(tfile), *cmd]
     with open(log, "w", encoding="utf-8") as ef, tempfile.TemporaryFile("w+") as of:
+        busy0 = machine_busy_s()
         t0 = time.perf_counter()
         try:
             p = subprocess.Popen(full, stdout=of, stderr=ef, text=True)
@@ -93,6 +109,7 @@ def run(cmd: list[str], log: Path, measure_rss: bool = False) -> Proc:
             return Proc(cmd, 127, "", 0.0, log)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
+        busy1 = machine_busy_s()
         p.returncode = os.waitstatus_to_exitcode(status)
         of.seek(0)
         stdout = of.read()
@@ -102,6 +119,8 @@ def run(cmd: list[str], log: Path, measure_rss: bool = False) -> Proc:
         rss = int(m.group(1)) if m else None
         tfile.unlink(missing_ok=True)
     res = Proc(cmd, p.returncode, stdout, wall, log, rss, cpu_s=usage.ru_utime + usage.ru_stime)
+    if busy0 is not None and busy1 is not None:
+        res.machine_cpu_s = busy1 - busy0
     if not res.ok:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         err(f"  ! exit {res.rc} after {wall:.1f}s; last lines of {log}:")
