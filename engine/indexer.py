@@ -107,6 +107,8 @@ class PreparedSession:
     skipped: list[Skip]
     facts: bytes
     """Encoded `SessionFacts` (supersede detection's input)."""
+    content_signature: str = ""
+    """The signature of the files read but `superseded.json` (`Listing.content_signature`)."""
 
 
 def prepare_session(root: Path, session_id: str, signature: str | None = None) -> PreparedSession:
@@ -122,6 +124,7 @@ def prepare_session(root: Path, session_id: str, signature: str | None = None) -
         len(loaded.steps),
         loaded.skipped,
         facts.encode(),
+        loaded.content_signature,
     )
 
 
@@ -344,14 +347,20 @@ def _reflag(
     store: KnowledgeStore, prepared: PreparedSession, steps: set[str], facts: bytes
 ) -> PreparedSession:
     """`prepared` with the documents of `steps` flagged as the session's decision file now
-    says (detection changed it), the session's new signature and its facts after detection."""
+    says (detection changed it), the session's new signature and its facts after detection.
+
+    The new signature is taken only when nothing but the decision file changed since the
+    session was read: a step recorded into it meanwhile is not in its documents, so it keeps
+    the signature of what was read, and the next sync indexes it again."""
     decisions, _ = store.read_decisions(prepared.session_id)
     old = prepared.documents
     json = [
         _reflag_encoded(doc, decisions.get(step_id.split("/", 1)[1])) if step_id in steps else doc
         for step_id, doc in zip(old.step_ids, old.json, strict=True)
     ]
-    signature = list_session(store.root, prepared.session_id).signature
+    now = list_session(store.root, prepared.session_id)
+    unchanged = now.content_signature == prepared.content_signature
+    signature = now.signature if unchanged else prepared.signature
     return replace(prepared, documents=replace(old, json=json), signature=signature, facts=facts)
 
 

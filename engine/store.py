@@ -95,6 +95,8 @@ class LoadedSession:
     signature: str = ""
     """`Listing.signature` of the files as read (each step file by the `fstat` of what was
     read), so a build need not list and `lstat` them first."""
+    content_signature: str = ""
+    """`Listing.content_signature` of the files as read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,8 @@ class Listing:
     """Step entries left out of `files` that must be reported as skipped (a name that is not
     UTF-8, not a regular file, a link, or a linked `steps/` folder); hidden files are not
     counted."""
+    content_signature: str = ""
+    """`signature` without `superseded.json` (`_Signer.content_hexdigest`)."""
 
 
 class _Signer:
@@ -123,16 +127,27 @@ class _Signer:
 
     def __init__(self) -> None:
         self._digest = hashlib.blake2b(digest_size=16)
+        self._content = hashlib.blake2b(digest_size=16)
+        """The same without `superseded.json` (`content_hexdigest`)."""
 
-    def file(self, name: str, sig: FileSig) -> None:
+    def file(self, name: str, sig: FileSig, *, content: bool = True) -> None:
         # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
-        self._digest.update(os.fsencode(name) + f":{sig.encode()};".encode())
+        entry = os.fsencode(name) + f":{sig.encode()};".encode()
+        self._digest.update(entry)
+        if content:
+            self._content.update(entry)
 
     def linked(self, folder: str) -> None:
         self._digest.update(f"linked {folder} folder;".encode())
+        self._content.update(f"linked {folder} folder;".encode())
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
+
+    def content_hexdigest(self) -> str:
+        """The digest of everything but the decision file: a rebuild that rewrote that file
+        itself tells by it whether anything else of the session changed meanwhile."""
+        return self._content.hexdigest()
 
 
 def list_session(root: Path, session_id: str) -> Listing:
@@ -146,7 +161,7 @@ def list_session(root: Path, session_id: str) -> Listing:
         meta_sig = decisions_sig = None
     except UnsafeFile:
         signer.linked("session")
-        return Listing(None, None, {}, signer.hexdigest())
+        return Listing(None, None, {}, signer.hexdigest(), 0, signer.content_hexdigest())
     _sign_folder_files(signer, meta_sig, decisions_sig)
     files: dict[str, FileSig] = {}
     unreadable = 0
@@ -171,7 +186,9 @@ def list_session(root: Path, session_id: str) -> Listing:
     except UnsafeFile:
         signer.linked("steps")
         unreadable += 1
-    return Listing(meta_sig, decisions_sig, files, signer.hexdigest(), unreadable)
+    return Listing(
+        meta_sig, decisions_sig, files, signer.hexdigest(), unreadable, signer.content_hexdigest()
+    )
 
 
 def _sign_folder_files(signer: _Signer, meta: FileSig | None, decisions: FileSig | None) -> None:
@@ -179,7 +196,7 @@ def _sign_folder_files(signer: _Signer, meta: FileSig | None, decisions: FileSig
     if meta is not None:
         signer.file(SESSION_FILE, meta)
     if decisions is not None:
-        signer.file(DECISIONS_FILE, decisions)
+        signer.file(DECISIONS_FILE, decisions, content=False)
 
 
 def _json_entries(folder: int) -> list[os.DirEntry[str]]:
@@ -391,6 +408,7 @@ class KnowledgeStore:
             loaded.refused = True
             signer.linked("session")
             loaded.signature = signer.hexdigest()
+            loaded.content_signature = signer.content_hexdigest()
             return loaded
         except (FileNotFoundError, NotADirectoryError):
             pass
@@ -418,6 +436,7 @@ class KnowledgeStore:
             loaded.skipped.append(decisions_skip)
         self._load_steps(loaded, signer)
         loaded.signature = signer.hexdigest()
+        loaded.content_signature = signer.content_hexdigest()
         if meta is None:
             loaded.metadata = SessionMetadata(
                 sessionId=session_id, createdAt=_first_timestamp(loaded.steps)

@@ -188,6 +188,31 @@ def test_a_first_build_analyses_each_session_once(
     assert flagged(kb) == {old}
 
 
+def test_a_step_recorded_while_a_first_build_detects_is_indexed_by_the_next_sync(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild adds what it read before detection; a step recorded into a flagged session
+    meanwhile is not among its documents, so the session must not be signed as indexed."""
+    old = before_rename(kb)
+    after_rename(kb)
+    late: list[str] = []
+    real = write_detected
+
+    def detect_while_an_agent_records(*args: Any) -> Any:
+        flagged = real(*args)
+        late.append(kb.step("mm-old", test_id="coin-overview-buy", screen="home"))
+        return flagged
+
+    monkeypatch.setattr(indexer, "write_detected", detect_while_an_agent_records)
+    assert kb.index().sessions_flagged == 1
+    assert late[0] not in indexed_steps(kb)
+    monkeypatch.setattr(indexer, "write_detected", real)
+    report = kb.index()
+    assert report.sessions_indexed == 1  # mm-old, read again
+    assert late[0] in indexed_steps(kb)
+    assert flagged(kb) == {old}
+
+
 def test_worker_processes_build_what_this_process_builds(
     kb: Knowledge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
