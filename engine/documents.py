@@ -375,9 +375,11 @@ def rank_record(ok: bool, tokens: Iterable[str], error_tokens: Iterable[str]) ->
     return f"{int(ok)}|{' '.join(tokens)}|{' '.join(error_tokens)}".encode()
 
 
-def read_rank_record(data: bytes) -> tuple[bool, list[str], list[str]]:
+def read_rank_record(data: bytes) -> tuple[bool, str, str]:
+    """`rank_record`'s flag and its two token lists, each still one string of tokens separated
+    by single spaces (`engine.search` looks query tokens up in them without splitting)."""
     ok, tokens, error_tokens = data.decode().split("|", 2)
-    return ok == "1", tokens.split(), error_tokens.split()
+    return ok == "1", tokens, error_tokens
 
 
 def session_document(loaded: LoadedSession, shared: dict[str, Any]) -> dict[str, Any]:

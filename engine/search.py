@@ -255,23 +255,32 @@ def _rank_tier(
         rescored = _rescore(view, ids, plan)
         scores = [rescored.get(key, 0.0) for key in keys]
     reranked, coverages = [], []
+    covers = _Coverage(plan)
     for score, doc, when in zip(scores, docs, created, strict=True):
-        ok, step_tokens, error_tokens = read_rank_record(doc["rank"][0])
-        factor, coverage = _rerank_factor(ok, step_tokens, error_tokens, plan, now_ms - when)
-        reranked.append(score * factor)
+        preferred, coverage = covers.of(doc["rank"][0])
+        reranked.append(score * _rerank_factor(preferred, coverage, now_ms - when))
         coverages.append(coverage)
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
-    window = [
-        Hit(key, address, searcher, when, final, score=final, exact=exact, coverage=c, read=doc)
-        for key, address, when, final, c, doc in zip(
-            keys, addresses, created, finals, coverages, docs, strict=True
+    # Ordered by the values at hand (a Hit reads its step id from its document each time).
+    order = sorted(range(len(head)), key=lambda i: (-round(finals[i], 9), -created[i], ids[i]))
+    ranked = [
+        Hit(
+            keys[i],
+            addresses[i],
+            searcher,
+            created[i],
+            finals[i],
+            score=finals[i],
+            exact=exact,
+            coverage=coverages[i],
+            read=docs[i],
         )
+        for i in order
     ]
-    ranked = sorted(window, key=lambda r: (-round(r.score, 9), -r.created, r.step_id))
     # Past the window, BM25 order; a document is read only if it reaches a page.
-    past = found.hits[len(window) :]
+    past = found.hits[len(head) :]
     past_created = searcher.fast_field_values("created", [address for _, address in past])
     ranked += [
         Hit(doc_key(address), address, searcher, int(when or 0), score, score=score, exact=exact)
@@ -322,25 +331,46 @@ def _salient_steps(view: ReadView, min_salience: float, now_ms: int) -> tantivy.
     return tantivy.Query.term_set_query(view.schema, "step_id", salient)
 
 
-def _rerank_factor(
-    ok: bool, step_tokens: list[str], error_tokens: list[str], plan: PlannedQuery, age_ms: int
-) -> tuple[float, float]:
-    """Multiplier on BM25: query-word coverage, outcome and session recency; and the coverage
-    (the share of the query's concepts the step covers; 1.0: it covers them all).
+class _Coverage:
+    """What the rerank reads of a window step's rank record (`documents.rank_record`) for one
+    query: whether the step is preferred (it worked, or the query is about its very failure:
+    some query word is found in its error and nowhere else in the step) and its coverage (the
+    share of the query's concepts it covers; 1.0: all of them). Kept per record: steps of a
+    window often share one."""
 
-    A step that worked is preferred ("what worked last time"), unless the query is about this
-    very failure: some query word is found in its error and nowhere else in the step.
-    """
-    other = plan.tokens.intersection(step_tokens)
-    error = plan.tokens.intersection(error_tokens)
-    matched = other | error
-    covered = sum(1 for toks in plan.concept_tokens if toks & matched)
-    coverage = covered / len(plan.concept_tokens) if plan.concept_tokens else 0.0
-    about_failure = any(toks & error and not toks & other for toks in plan.concept_tokens)
+    def __init__(self, plan: PlannedQuery) -> None:
+        # A record's token lists are non-empty tokens without whitespace, one space apart, so a
+        # token is in a list exactly when " token " is in " list ": no split, no token strings.
+        self._needles = [(token, f" {token} ") for token in plan.tokens if token.split() == [token]]
+        self._concepts = plan.concept_tokens
+        self._known: dict[bytes, tuple[bool, float]] = {}
+
+    def of(self, record: bytes) -> tuple[bool, float]:
+        known = self._known.get(record)
+        if known is None:
+            known = self._known[record] = self._read(record)
+        return known
+
+    def _read(self, record: bytes) -> tuple[bool, float]:
+        ok, step_tokens, error_tokens = read_rank_record(record)
+        step, error = f" {step_tokens} ", f" {error_tokens} "
+        other = {token for token, needle in self._needles if needle in step}
+        failure = {token for token, needle in self._needles if needle in error}
+        matched = other | failure
+        concepts = self._concepts
+        covered = sum(1 for toks in concepts if toks & matched)
+        coverage = covered / len(concepts) if concepts else 0.0
+        about_failure = any(toks & failure and not toks & other for toks in concepts)
+        return ok or about_failure, coverage
+
+
+def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:
+    """Multiplier on BM25: query-word coverage, outcome and session recency (`_Coverage`): a
+    step that worked is preferred ("what worked last time")."""
     factor = 1 + COVERAGE_WEIGHT * coverage
-    if ok or about_failure:
+    if preferred:
         factor *= OK_FACTOR
-    return factor * _recency_factor(age_ms), coverage
+    return factor * _recency_factor(age_ms)
 
 
 def _recency_factor(age_ms: int) -> float:
