@@ -47,6 +47,7 @@ from engine.results import (
 from engine.search import search
 from engine.search_cache import MAX_ENTRIES, SearchCache, cache_key
 from engine.semantic import SemanticLeg, configured_embed_timeout
+from engine.sources import SessionSources
 from engine.summarize import summarize
 from engine.text_groups import GroupCache
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
@@ -94,6 +95,7 @@ class KnowledgeEngine:
         or 1 s, `engine.semantic.configured_embed_timeout`)."""
         self._groups: GroupCache | None = None
         self._related_counts: Related | None = None
+        self._session_sources: SessionSources | None = None
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
@@ -237,6 +239,14 @@ class KnowledgeEngine:
             kept = self._related_counts = Related(groups, commit)
         return kept
 
+    def _sources(self, reader: IndexReader) -> SessionSources:
+        """`sourceSession`s read so far, kept per generation and commit."""
+        commit = (reader.path, reader.commit)
+        kept = self._session_sources
+        if kept is None or kept.commit != commit:
+            kept = self._session_sources = SessionSources(commit)
+        return kept
+
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
         """A search; the same one on the same commit within 5 minutes is answered from the
         cache (`engine.search_cache`), but only once the generation passed its check."""
@@ -253,7 +263,8 @@ class KnowledgeEngine:
                 semantic = self._semantic(reader.path)
             typos = self._typos(view, reader)
             related = self._related(reader)
-            page = search(view, request, self.synonyms, typos, semantic, related)
+            sources = self._sources(reader)
+            page = search(view, request, self.synonyms, typos, semantic, related, sources)
             if page.degraded is None:
                 self._cache.put(key, page)
             return page

@@ -33,7 +33,7 @@ from engine.rows import step_row
 from engine.salience import NO_RECALLS, lifted, recalls
 from engine.semantic import EmbeddingTimeout, SemanticLeg
 from engine.session_search import SESSION_STEP_DEPTH, matching_sessions, session_order, session_rows
-from engine.sources import source_sessions
+from engine.sources import SessionSources, source_sessions
 from engine.vocabulary import TypoVocabulary
 
 MAX_RENAMED = 100
@@ -52,9 +52,11 @@ def search(
     typos: TypoVocabulary,
     semantic: SemanticLeg | str,
     related: Related | None = None,
+    sources: SessionSources | None = None,
 ) -> SearchPage:
     """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
-    counts each result's near-identical memories (`relatedCount`)."""
+    counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
+    `sourceSession`s read for this commit so far (else they are read)."""
     searcher, schema = view.searcher, view.schema
     plan = plan_query(searcher, request.query, synonyms, typos)
     now_ms = epoch_ms_of(view.now)
@@ -108,7 +110,12 @@ def search(
     evidence = page_evidence(
         view, [(r.key, r.step_id, p) for r, p in zip(page, payloads, strict=True)], plan
     )
-    sessions = source_sessions(searcher, schema, {r.session_id for r in page})
+    page_sessions = {r.session_id for r in page}
+    sessions = (
+        sources.of(searcher, schema, page_sessions)
+        if sources is not None
+        else source_sessions(searcher, schema, page_sessions)
+    )
     page_recalls = recalls(searcher, schema, [r.step_id for r in page], now_ms)
     superseded = [is_superseded(p) for p in payloads]
     related_counts = related.counts(view, [r.doc for r in page], superseded) if related else []

@@ -6,6 +6,8 @@ page, not per row: from the term's document frequency when the index holds no de
 document (then it is exact), else by a count query.
 """
 
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -14,6 +16,31 @@ import tantivy
 from engine.clauses import all_of, count, one_of, term
 from engine.results import SourceSession
 from engine.schema import DOC_SESSION, DOC_STEP
+
+MAX_KEPT_SESSIONS = 4_096
+"""Sessions whose `sourceSession` one commit's `SessionSources` keeps (then it starts over)."""
+
+
+@dataclass
+class SessionSources:
+    """The `sourceSession`s read for one commit of a generation, kept for the next searches on
+    it: a session's metadata and length change only with a commit (the engine keeps one of
+    these per generation and commit, as it keeps `duplicates.Related`). Reading a page's ~14
+    sessions again cost a query, their documents and a count each (~0.3 ms at 100k steps)."""
+
+    commit: tuple[Path, bytes]
+    _known: dict[str, SourceSession] = field(default_factory=dict)
+
+    def of(
+        self, searcher: tantivy.Searcher, schema: tantivy.Schema, session_ids: set[str]
+    ) -> dict[str, SourceSession]:
+        """`source_sessions` of these sessions, read only for those not read before."""
+        missing = session_ids.difference(self._known)
+        if missing:
+            if len(self._known) + len(missing) > MAX_KEPT_SESSIONS:
+                self._known.clear()
+            self._known.update(source_sessions(searcher, schema, missing))
+        return {session_id: self._known[session_id] for session_id in session_ids}
 
 
 def source_sessions(

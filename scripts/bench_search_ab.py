@@ -49,9 +49,11 @@ PHASES = (
     ("engine.meaning", "fuse"),
     ("engine.search", "page_evidence"),
     ("engine.search", "source_sessions"),
+    ("engine.sources", "source_sessions"),
     ("engine.search", "step_row"),
 )
-"""(module, function) steps of a search timed by `--phases`, patched where they are called."""
+"""(module, function) steps of a search timed by `--phases`, patched where they are called
+(`source_sessions` also where `SessionSources` calls it: for the sessions it has not kept)."""
 METHOD_PHASES = (
     ("engine.embedder", "Embedder", "embed"),
     ("engine.semantic", "SemanticLeg", "similarities"),

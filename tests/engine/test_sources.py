@@ -30,3 +30,22 @@ def test_step_counts_are_exact_before_and_after_a_step_is_deleted(kb: Knowledge)
         searcher, term(kb.engine().reader.schema, "session_id", "mm-s1")
     )
     assert deleted > 0, "the second answer was counted with deleted documents in the index"
+
+
+def test_an_engine_kept_across_a_commit_reads_the_new_session_length(kb: Knowledge) -> None:
+    """`sourceSession`s are kept per commit: one that adds a step to a session shows."""
+    kb.session("mm-s1", goal="send tokens")
+    kb.step("mm-s1", test_id="send-1")
+    engine = kb.engine(cache_searches=False)
+    request = SearchInput(query="send", limit=50, mode="keyword", scope="all")
+
+    def lengths() -> set[int]:
+        page = engine.search(request)
+        return {row.sourceSession.stepCount for row in page.steps() if row.sourceSession}
+
+    assert lengths() == {1}
+    assert lengths() == {1}  # read again from what the engine kept
+    kb.step("mm-s1", test_id="send-2")
+    kb.index()
+    engine.refresh()
+    assert lengths() == {2}
