@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engine.decisions import supersede_step
@@ -232,6 +232,10 @@ def test_grouping_holds_members_within_the_threshold_of_their_leader(
     rows: list[list[float]], threshold: float, cut: int
 ) -> None:
     store = _Store(rows)
+    # float32 products of one pair differ in their last bits between matrix shapes (a block
+    # against its leaders, or against itself): a similarity that close to the threshold may be
+    # on either side of it depending on when its row was grouped.
+    assume(bool(np.all(np.abs(store.matrix @ store.matrix.T - threshold) > 1e-5)))
     texts = {k: f"text ({i % 3})" for i, k in enumerate(store.keys)}
     whole = TextGroups(threshold)
     whole.extend(store, texts)  # type: ignore[arg-type]
