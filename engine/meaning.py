@@ -3,6 +3,7 @@ semantic candidates fused with the keyword rerank window (`engine.hybrid.fuse`),
 semantic-only hit matched. Exact matches (the keyword leg's first tier) stay first.
 """
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import tantivy
@@ -51,8 +52,18 @@ class SemanticFound:
     """The query's cosine to every stored text."""
     candidates: dict[DocKey, tuple[float, tantivy.DocAddress, int]]
     """The semantic candidates passing the search's filters: similarity, address, created."""
-    matching: set[DocKey]
-    """Those of them that the keyword query matches."""
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """The semantic leg under way (`start_meaning`)."""
+
+    pending: PendingMeaning[SemanticFound]
+    near: "Future[tantivy.Query | None]"
+    """The query of the steps nearest the query's meaning (`semantic.nearest_steps`), handed
+    over by the embedding thread as soon as it is built: while that thread looks up the
+    semantic candidates, the caller asks which of them the keyword query matches (two
+    searches at once, on two cores: Tantivy releases the GIL), instead of waiting for both."""
 
 
 def start_meaning(
@@ -60,15 +71,20 @@ def start_meaning(
     text: str,
     view: ReadView,
     request: SearchInput,
-    plan: PlannedQuery,
     filters: FilterClauses,
-) -> PendingMeaning[SemanticFound]:
+) -> Meaning:
     """Embed `text` (the query, glossed) and look up its semantic candidates on the embedding
     thread, while the caller runs the keyword leg."""
     min_similarity = _min_similarity(request)
+    near_ready: Future[tantivy.Query | None] = Future()
 
     def find(sims: Similarities) -> SemanticFound:
-        near = nearest_steps(view.schema, sims)
+        try:
+            near = nearest_steps(view.schema, sims)
+        except BaseException as exc:  # the caller waits for `near` too: it raises this
+            near_ready.set_exception(exc)
+            raise
+        near_ready.set_result(near)
         found = semantic_candidates(view, filters, near, sims, min_similarity)
         addresses = [address for _, address in found.values()]
         created = view.searcher.fast_field_values("created", addresses)
@@ -78,10 +94,9 @@ def start_meaning(
                 key: (similarity, address, int(when or 0))
                 for (key, (similarity, address)), when in zip(found.items(), created, strict=True)
             },
-            _keyword_matches(view, filters, near, plan, found),
         )
 
-    return leg.start(text, find)
+    return Meaning(leg.start(text, find), near_ready)
 
 
 def _min_similarity(request: SearchInput) -> float:
@@ -93,7 +108,9 @@ def with_meaning(
     request: SearchInput,
     ranked: list[Hit],
     total: int,
-    meaning: PendingMeaning[SemanticFound],
+    meaning: Meaning,
+    plan: PlannedQuery,
+    filters: FilterClauses,
 ) -> tuple[list[Hit], int, Similarities]:
     """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
     fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
@@ -102,13 +119,16 @@ def with_meaning(
     nearest texts)."""
     window = ranked[:RERANK_WINDOW] if request.mode != "semantic" else []
     # Read while the query may still be embedding: the rows of the window's texts.
-    rows = KeyRows.of(view.searcher, [hit.address for hit in window], meaning.numbered)
-    semantic = meaning.result()
-    sims, found, matching = semantic.sims, semantic.candidates, semantic.matching
+    pending = meaning.pending
+    rows = KeyRows.of(view.searcher, [hit.address for hit in window], pending.numbered)
+    keyword_near = _keyword_matches(view, filters, pending.handed_over(meaning.near), plan)
+    semantic = pending.result()
+    sims, found = semantic.sims, semantic.candidates
+    matching = found.keys() & keyword_near
     min_similarity = _min_similarity(request)
     exact_keys = {hit.key for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
-    if sims.numbered is not meaning.numbered:  # the store grew meanwhile: rows of its texts
+    if sims.numbered is not pending.numbered:  # the store grew meanwhile: rows of its texts
         rows = KeyRows.of(view.searcher, [hit.address for hit in window], sims.numbered)
     for hit, similarity in zip(window, sims.blend(rows), strict=True):
         hit.similarity = similarity
@@ -137,23 +157,20 @@ def with_meaning(
 
 
 def _keyword_matches(
-    view: ReadView,
-    filters: FilterClauses,
-    near: tantivy.Query | None,
-    plan: PlannedQuery,
-    found: dict[DocKey, tuple[float, tantivy.DocAddress]],
+    view: ReadView, filters: FilterClauses, near: tantivy.Query | None, plan: PlannedQuery
 ) -> set[DocKey]:
-    """Which semantic candidates the keyword query matches (retrieval clauses, as `total`
-    counts), asked without naming them: the candidates are the first `CANDIDATE_DEPTH` steps
-    of the semantic query in Tantivy's order (score, then address), so the first
-    `CANDIDATE_DEPTH` of the same query restricted to keyword matches (its scores unchanged:
-    the keyword clauses are unscored) include every candidate that matches. One search, no
-    list of step ids (naming 200 ids cost ~0.3 ms more)."""
-    if not found or near is None or not plan.clauses:
+    """Steps among the semantic candidates' pool that the keyword query matches (retrieval
+    clauses, as `total` counts); the candidates it holds are those that match. Asked without
+    naming the candidates, so it runs while they are looked up: they are the first
+    `CANDIDATE_DEPTH` steps of the semantic query in Tantivy's order (score, then address),
+    so the first `CANDIDATE_DEPTH` of the same query restricted to keyword matches (its scores
+    unchanged: the keyword clauses are unscored) include every candidate that matches. One
+    search, no list of step ids (naming 200 ids cost ~0.3 ms more)."""
+    if near is None or not plan.clauses:
         return set()
     keyword = unscored(scored_query(view.schema, plan.clauses))
     query = tantivy.Query.boolean_query(
         [*filters, (tantivy.Occur.Must, near), (tantivy.Occur.Must, keyword)]
     )
     hits = view.searcher.search(query, limit=CANDIDATE_DEPTH, count=False).hits
-    return found.keys() & {doc_key(address) for _, address in hits}
+    return {doc_key(address) for _, address in hits}

@@ -58,7 +58,6 @@ def search(
     counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
     `sourceSession`s read for this commit so far (else they are read)."""
     searcher, schema = view.searcher, view.schema
-    plan = plan_query(searcher, request.query, synonyms, typos)
     now_ms = epoch_ms_of(view.now)
     filters = search_filters(view, request)
     if request.minSalience > 0:
@@ -79,12 +78,12 @@ def search(
             synonyms.glossary.gloss(request.query) or request.query,
             view,
             request,
-            plan,
             filters,
         )
         if isinstance(semantic, SemanticLeg) and mode_used != "keyword"
         else None
     )
+    plan = plan_query(searcher, request.query, synonyms, typos)  # while the query embeds
     ranked: list[Hit] = []
     total = 0
     tiers = _tiers(view, plan, filters)
@@ -97,8 +96,8 @@ def search(
     phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
     if meaning is not None:
         try:
-            ranked, total, sims = with_meaning(view, request, ranked, total, meaning)
-            phrases = meaning.nearest_phrases(sims, view, filters) if total == 0 else []
+            ranked, total, sims = with_meaning(view, request, ranked, total, meaning, plan, filters)
+            phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
     if sessions_asked:

@@ -57,6 +57,7 @@ EMBED_TIMEOUT_ENV = "KNOWHOW_EMBED_TIMEOUT_MS"
 """Overrides the timeout (milliseconds): a machine that is slow or heavily shared needs more."""
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+S = TypeVar("S")
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
@@ -164,6 +165,18 @@ class PendingMeaning(Generic[T]):
         not answered within the timeout of `start`. An ONNX run cannot be interrupted: a
         late one finishes on its (daemon) thread, its vector unused, and queries behind it wait
         their own timeout (answered by keywords)."""
+        self._embedded_in_time()
+        return self.found.result()
+
+    def handed_over(self, stage: "Future[S]") -> S:
+        """A value `then` hands over through `stage` before it returns, so that the caller can
+        work with it while `then` goes on; `EmbeddingTimeout` as `result`. `then` must set
+        `stage` (or its exception) whatever happens: it is waited for without a timeout once
+        the query is embedded."""
+        self._embedded_in_time()
+        return stage.result()
+
+    def _embedded_in_time(self) -> None:
         try:
             self.vector.result(timeout=max(0.0, self.deadline - time.monotonic()))
         except FutureTimeout:
@@ -172,7 +185,6 @@ class PendingMeaning(Generic[T]):
             raise EmbeddingTimeout(
                 f"embedding the query took longer than {self.leg.timeout * 1000:.0f} ms"
             ) from None
-        return self.found.result()
 
     def nearest_phrases(
         self, sims: "Similarities", view: ReadView, within: FilterClauses
