@@ -51,7 +51,8 @@ class Embedder:
     model_id = MODEL_ID
     dimension = DIMENSION
 
-    def __init__(self, model_path: Path) -> None:
+    def __init__(self, model_path: Path, threads: int = 0) -> None:
+        """`threads`: ONNX Runtime's intra-op threads (0: one per core)."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -69,7 +70,9 @@ class Embedder:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         try:
-            self._session = _session(ort, model, model_path.name, session_options(ort))
+            options = session_options(ort)
+            options.intra_op_num_threads = threads
+            self._session = _session(ort, model, model_path.name, options)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
@@ -176,11 +179,29 @@ def model_path() -> Path:
 
 
 @lru_cache(maxsize=4)
-def _load(path: Path) -> Embedder:
-    return Embedder(path)
+def _load(path: Path, threads: int) -> Embedder:
+    return Embedder(path, threads)
 
 
-def load_embedder() -> Embedder:
-    """The process's embedder (loaded once per model file: ~0.5 s); `ModelUnavailable` says
-    why it cannot be had (and is raised again on every call, so every caller reports it)."""
-    return _load(model_path())
+ALL_CORES = 0
+"""ONNX Runtime's intra-op threads: one per core."""
+SEARCH_THREADS = 1
+"""Intra-op threads of the embedder searches use (and commits of a few texts). A query is one
+short text: splitting its small products over two threads cost ~10 % more CPU, and on two
+cores the second thread competed with the search's own, which runs the keyword leg meanwhile
+(100k hybrid, paired in one process: p50 -0.55 and -1.4 ms, CPU per search -6 and -11 %,
+answers identical; docs/BENCHMARKS.md, session 12)."""
+BULK_TEXTS = 64
+"""Texts from which a batch is embedded on every core (a build's, a large sync's)."""
+
+
+def embedder_for(texts: int) -> "Embedder":
+    """The embedder for a batch of `texts` texts (`BULK_TEXTS`)."""
+    return load_embedder(ALL_CORES if texts >= BULK_TEXTS else SEARCH_THREADS)
+
+
+def load_embedder(threads: int = SEARCH_THREADS) -> Embedder:
+    """The process's embedder (loaded once per model file and thread count: ~0.5 s);
+    `ModelUnavailable` says why it cannot be had (and is raised again on every call, so every
+    caller reports it)."""
+    return _load(model_path(), threads)

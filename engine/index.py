@@ -25,7 +25,7 @@ import orjson
 import tantivy
 
 from engine import store_pages
-from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, load_embedder
+from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, embedder_for
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.files import atomic_write
 from engine.memory_text import EMBED_TEXTS
@@ -368,7 +368,7 @@ class IndexWriter:
         keys = self.vectors.reuse(self._pending_texts)
         if keys:
             try:
-                vectors = load_embedder().embed([self._pending_texts[k] for k in keys])
+                vectors = embedder_for(len(keys)).embed([self._pending_texts[k] for k in keys])
             except ModelUnavailable as exc:
                 self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
             else:

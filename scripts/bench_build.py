@@ -71,12 +71,12 @@ def embedding_cost(generation: Path) -> tuple[int, float]:
     """(distinct texts, CPU ms per text) of embedding the generation's texts again."""
     import orjson
 
-    from engine.embedder import load_embedder
+    from engine.embedder import embedder_for
     from engine.vectors import TEXTS_FILE
 
     lines = (generation / TEXTS_FILE).read_bytes().splitlines()
     texts = [str(orjson.loads(line)[1]) for line in lines]
-    embedder = load_embedder()
+    embedder = embedder_for(len(texts))  # as the build's commit embeds them
     embedder.embed(texts[:32])  # warm-up
     started = time.process_time()
     embedder.embed(texts)

@@ -9,7 +9,14 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from engine.embedder import Embedder, model_path
+from engine.embedder import (
+    ALL_CORES,
+    BULK_TEXTS,
+    Embedder,
+    embedder_for,
+    load_embedder,
+    model_path,
+)
 from engine.model_graph import gather_before_dequantising, integer_matmuls
 
 TEXTS = [
@@ -82,3 +89,15 @@ def test_without_a_writable_temporary_folder_the_model_loads_from_memory(
     with pytest.raises(OSError):
         tempfile.TemporaryDirectory()
     assert Embedder(model_path()).embed(TEXTS).tobytes() == expected.tobytes()
+
+
+def test_one_thread_embeds_what_every_core_embeds() -> None:
+    """Searches embed queries on one thread, builds their texts on every core
+    (`embedder.SEARCH_THREADS`, `embedder_for`): both must give the same vectors, or a query
+    would be compared with texts of a slightly different space."""
+    texts = [*TEXTS, *(f"{text} on the home screen" for text in TEXTS)]
+    one = Embedder(model_path(), threads=1).embed(texts)
+    every = Embedder(model_path(), threads=ALL_CORES).embed(texts)
+    assert one.tobytes() == every.tobytes()
+    assert embedder_for(1) is load_embedder()
+    assert embedder_for(BULK_TEXTS) is not embedder_for(1)
