@@ -19,7 +19,7 @@ from analyzers import analyze
 from engine.labels import record_labels, tool_action
 from engine.limits import FIELD_TOKENS
 from engine.memo import OBSERVATIONS_CACHED, ByIdentity
-from engine.memory_text import memory_fields
+from engine.memory_text import memory_fields, observed_screen_text
 from engine.models import Observation, SessionMetadata, StepRecord, Supersession, epoch_ms
 from engine.payload import PayloadTarget, StepPayload, SupersededBy, SupersessionPayload
 from engine.redaction import scrub_step
@@ -181,11 +181,14 @@ class Observed:
     a11y: str
     notice: str
     payload_a11y: list[list[str]]
+    screen_text: str
+    """`memory_text.screen_text` of a step's payload (its `screen` and `a11y` are these)."""
 
 
 def _observe(obs: Observation) -> Observed:
     nodes = obs.a11y.nodes
     screen = _screen_of(obs)
+    payload_a11y = [[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]]
     return Observed(
         screen=screen,
         refs={n.ref: (n.role, n.name) for n in nodes} if nodes else None,
@@ -197,7 +200,8 @@ def _observe(obs: Observation) -> Observed:
             [*(n.name for n in nodes), *(n.role for n in nodes), *(t.text for t in obs.testIds)]
         ),
         notice=field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
-        payload_a11y=[[n.role, n.name] for n in nodes[:MAX_PAYLOAD_A11Y]],
+        payload_a11y=payload_a11y,
+        screen_text=observed_screen_text(screen, payload_a11y),
     )
 
 
@@ -322,7 +326,7 @@ def step_document(
             "seq": seq,
             "payload": orjson.dumps(payload),
             "rank": rank,
-            **memory_fields(payload, obs.state.currentUrl),
+            **memory_fields(payload, obs.state.currentUrl, seen.screen_text),
         }
     )
     return doc

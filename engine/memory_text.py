@@ -196,8 +196,13 @@ def is_observation_text(text: str) -> bool:
 def screen_text(payload: StepPayload) -> str:
     """`unlock screen: Welcome back!, Password, Unlock` — the screen as observed (empty when
     the step observed nothing)."""
-    screen = payload.get("screen")
-    names = list(dict.fromkeys(name for _, name in payload.get("a11y", []) if name))
+    return observed_screen_text(payload.get("screen"), payload.get("a11y", []))
+
+
+def observed_screen_text(screen: str | None, a11y: list[list[str]]) -> str:
+    """`screen_text` of a payload's `screen` and `a11y` (a build derives it once per parsed
+    observation: `documents.Observed`)."""
+    names = list(dict.fromkeys(name for _, name in a11y if name))
     if not names and (not screen or screen == "unknown"):
         return ""
     label = words(screen) if screen and screen != "unknown" else "a"
@@ -212,19 +217,28 @@ def session_text(payload: StepPayload) -> str:
     with goal and flowTags only; each distinct text costs ~10 ms CPU to embed). Measured: nDCG@10
     unchanged to the last digit on every query set, in every mode. The keyword leg still indexes
     the tags, and `filters.tags` still selects by them."""
-    goal = (payload.get("goal") or "").strip()
-    tags = [words(t) for t in payload.get("flowTags", [])]
+    return _session_text(payload.get("goal"), tuple(payload.get("flowTags", ())))
+
+
+@lru_cache(maxsize=1_024)
+def _session_text(goal: str | None, flow_tags: tuple[str, ...]) -> str:
+    """(cached: every step of a session asks for the same one)"""
+    goal = (goal or "").strip()
+    tags = [words(t) for t in flow_tags]
     tag_text = ", ".join(dict.fromkeys(t for t in tags if t))
     if goal and tag_text:
         return f"{goal} ({tag_text})"
     return goal or tag_text
 
 
-def memory_texts(payload: StepPayload, landed_url: str | None = None) -> dict[str, str]:
-    """The non-empty texts of a step's memories, by type (`landed_url`: as `step_text`)."""
+def memory_texts(
+    payload: StepPayload, landed_url: str | None = None, screen: str | None = None
+) -> dict[str, str]:
+    """The non-empty texts of a step's memories, by type (`landed_url`: as `step_text`;
+    `screen`: the payload's `screen_text` when known)."""
     texts = {
         "step": step_text(payload, landed_url),
-        "screen": screen_text(payload),
+        "screen": screen_text(payload) if screen is None else screen,
         "session": session_text(payload),
     }
     return {kind: text for kind, text in texts.items() if text}
@@ -236,12 +250,15 @@ def memory_type(tool_name: str) -> str:
     return "screen" if tool_action(tool_name) in OBSERVING_ACTIONS else "step"
 
 
-def memory_fields(payload: StepPayload, landed_url: str | None) -> dict[str, object]:
+def memory_fields(
+    payload: StepPayload, landed_url: str | None, screen: str | None = None
+) -> dict[str, object]:
     """The fields a step document gets for semantic search: its memory type, the keys of its
     texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none; the first two
     also as numbers, `schema.KEY_COLUMNS`) and the texts to embed under `EMBED_TEXTS`.
-    `landed_url`: the URL the step's observation shows (the payload keeps the one acted on)."""
-    texts = memory_texts(payload, landed_url)
+    `landed_url`: the URL the step's observation shows (the payload keeps the one acted on);
+    `screen`: as `memory_texts`."""
+    texts = memory_texts(payload, landed_url, screen)
     keys = {kind: text_key(MODEL_ID, text) for kind, text in texts.items()}
     fields: dict[str, object] = {f"sem_{kind}": keys.get(kind, "") for kind in MEMORY_TYPES}
     fields.update((column, key_number(keys[k])) for k, column in KEY_COLUMNS.items() if k in keys)

@@ -183,8 +183,12 @@ def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[s
     typed: list[tuple[str, str | list[Any]]] = []
     for key, value in _typed_places(record):
         _strings(key, value, typed)
-    secret_target = bool(record.tool.textRedacted) or any(
-        map(is_secret, _target_descriptions(record, typed, earlier or {}))
+    # Whether the target names a secret is asked only of a record that typed text (most
+    # records typed none: a click, a look at the screen).
+    texts_typed = any(key in TEXT_KEYS for key, _ in typed)
+    secret_target = texts_typed and (
+        bool(record.tool.textRedacted)
+        or any(map(is_secret, _target_descriptions(record, typed, earlier or {})))
     )
     found: list[str] = []
     for key, text in typed:
