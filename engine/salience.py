@@ -57,6 +57,8 @@ def lifted(scores: list[float], exact: list[bool], saliences: list[float]) -> li
     is lifted at most to just below the lowest exact match that scored at least as high as it
     did before the lift: salience reorders comparable results, it never overtakes an exact one
     (nor does it ever lower a score)."""
+    if not any(saliences):  # nothing recalled (the common case): every factor is 1
+        return list(scores)
     boosted = [s * salience_factor(v) for s, v in zip(scores, saliences, strict=True)]
     exact_scores = [b for b, e in zip(boosted, exact, strict=True) if e]
     final = []

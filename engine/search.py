@@ -359,15 +359,20 @@ class _Coverage:
 
     def _read(self, record: bytes) -> tuple[bool, float]:
         ok, step_tokens, error_tokens = read_rank_record(record)
-        step, error = f" {step_tokens} ", f" {error_tokens} "
+        step = f" {step_tokens} "
         other = {token for token, needle in self._needles if needle in step}
-        failure = {token for token, needle in self._needles if needle in error}
-        matched = other | failure
+        failure = (  # a step that worked has no error
+            {token for token, needle in self._needles if needle in f" {error_tokens} "}
+            if error_tokens
+            else set()
+        )
+        matched = other | failure if failure else other
         concepts = self._concepts
         covered = sum(1 for toks in concepts if toks & matched)
         coverage = covered / len(concepts) if concepts else 0.0
-        about_failure = any(toks & failure and not toks & other for toks in concepts)
-        return ok or about_failure, coverage
+        if ok:
+            return True, coverage
+        return any(toks & failure and not toks & other for toks in concepts), coverage
 
 
 def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:

@@ -50,6 +50,14 @@ def test_a_lift_never_overtakes_an_exact_match_nor_lowers_a_score(
                 assert final[i] <= final[j]
 
 
+@given(st.lists(st.tuples(scores, st.booleans()), min_size=1, max_size=30))
+def test_without_recalls_the_scores_are_the_reranked_ones(rows: list[tuple[float, bool]]) -> None:
+    """Nothing recalled (the common case, answered without lifting): what lifting by factors
+    of 1 gives."""
+    base = [r[0] for r in rows]
+    assert lifted(base, [r[1] for r in rows], [0.0] * len(rows)) == base
+
+
 def recalled(kb: Knowledge, memory: str, session_id: str, days_ago: float) -> str:
     """A step of `session_id` that followed `memory` and worked (as the server records it)."""
     kb.session(session_id, hours_ago=days_ago * 24)
