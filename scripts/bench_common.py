@@ -234,6 +234,32 @@ def du_bytes(path: Path) -> int:
     return total
 
 
+_PROBE = (
+    "import time\nt = time.perf_counter()\ns = 0\n"
+    "for i in range(3_000_000):\n    s += i * i % 7\nprint(time.perf_counter() - t)"
+)
+
+
+def core_contention(rounds: int = 3) -> float:
+    """How much slower a fixed CPU-bound loop runs as two processes at once than alone (1.0:
+    the cores do not slow each other). On the shared 2-vCPU machines here the two cores
+    sometimes slow each other by 1.3-1.5x for minutes at a time (host load; measured in
+    session 12, docs/BENCHMARKS.md): whatever keeps both busy (a build, a hybrid search's two
+    threads) is then about that much slower, and its CPU seconds grow with it. Measured with
+    a benchmark, so that its numbers can be read against the window they were taken in."""
+
+    def slowest(processes: int) -> float:
+        probes = [
+            subprocess.Popen([sys.executable, "-c", _PROBE], stdout=subprocess.PIPE, text=True)
+            for _ in range(processes)
+        ]
+        return max(float(probe.communicate()[0]) for probe in probes)
+
+    alone = median([slowest(1) for _ in range(rounds)])
+    both = median([slowest(2) for _ in range(rounds)])
+    return both / alone
+
+
 def machine() -> dict[str, str]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -250,6 +276,7 @@ def machine() -> dict[str, str]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "command": shlex.join(sys.orig_argv),
+        "contention": f"{core_contention():.2f}",
     }
 
 
@@ -257,6 +284,8 @@ def machine_md(m: dict[str, str]) -> str:
     return (
         f"- date: {m['date']}\n- machine: {m['nproc']} CPUs ({m['cpu']}), "
         f"Python {m['python']}, {m['platform']}\n- command: `{m['command']}`\n"
+        f"- two cores at once vs one (`bench_common.core_contention`, 1.00: independent): "
+        f"{m['contention']}x\n"
     )
 
 
