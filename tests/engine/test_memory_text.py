@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engine.labels import KNOWN_ACTIONS
@@ -196,6 +196,7 @@ SCREENS = st.sampled_from(["unknown", "home", "send", "unlock", "settings"])
 
 
 @given(st.sampled_from(KNOWN_ACTIONS), TARGETS, SCREENS, SCREENS, st.booleans())
+@example("accessibility_snapshot", {"name": ""}, "unknown", "unknown", False)  # hypothesis found it
 def test_only_an_observing_step_has_an_observation_text(
     action: str, target: dict[str, Any] | None, acted_on: str, landed: str, failed: bool
 ) -> None:
