@@ -126,9 +126,11 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     home screen`, `go to the web page localhost`: `landed_url` is the URL the step's
     observation shows), an observing step what it observed (`look at the send screen`)."""
     action = tool_action(payload["tool"])
-    # A target that names nothing (`{"name": ""}` in a file written by another program) is
-    # no target: an observation stays one, and no text ends in a dangling preposition.
-    target = {key: value for key, value in (payload.get("target") or {}).items() if value}
+    target = payload.get("target") or {}
+    if not any(target.values()):
+        # A target that names nothing (`{"name": ""}` in a file written by another program)
+        # is no target: an observation stays one, and no text ends in a dangling preposition.
+        target = {}
     acted_on = payload.get("onScreen") or payload.get("screen")
     landed = payload.get("screen")
     if action == "navigate" and not target:
