@@ -29,6 +29,7 @@ from engine.store import DECISIONS_FILE, KnowledgeStore
 from engine.supersede import (
     Action,
     Detected,
+    Planner,
     ScreenFacts,
     SessionFacts,
     changed_screens,
@@ -136,17 +137,21 @@ def _decision(detected: Detected) -> Supersession:
 
 
 def write_detected(
-    store: KnowledgeStore, ledger: FactsLedger, scope: Mapping[str, set[str]] | None = None
+    store: KnowledgeStore,
+    ledger: FactsLedger,
+    scope: Mapping[str, set[str]] | None = None,
+    planner: Planner | None = None,
 ) -> dict[str, set[str]]:
     """Judge the testIds of `scope` (screen -> testIds; every screen and testId when None)
     again and rewrite the decision files whose detected part changed; returns those sessions
-    and, per session, the steps whose flag changed."""
+    and, per session, the steps whose flag changed. `planner` (with no `scope`): every session
+    of the ledger already added to it (a bulk build's `supersede.Planner`)."""
     planned: dict[str, dict[str, Detected]] = {}
     in_scope: dict[str, list[list[Action]]] = {}
     """session id -> its actions judged again (their detected decisions are replaced)."""
     verdicts: list[tuple[ScreenFacts, str, tuple[str, str] | None]] = []
     if scope is None:
-        found = plan(ledger.facts.values())
+        found = planner.detected() if planner is not None else plan(ledger.facts.values())
         for session_id, facts in ledger.facts.items():
             in_scope[session_id] = list(facts.actions.values())
     else:

@@ -43,7 +43,7 @@ from engine.index_check import GenerationCheck
 from engine.models import Supersession
 from engine.skips import record_skips
 from engine.store import KnowledgeStore, Skip, list_session
-from engine.supersede import SessionFacts
+from engine.supersede import Planner, SessionFacts
 
 T = TypeVar("T")
 ProgressFn = Callable[[int, int], None]
@@ -317,15 +317,18 @@ def _build_settled(
     report = SyncReport()
     on_disk = store.session_ids()
     facts: dict[str, SessionFacts] = {}
+    planner = Planner()
     with tempfile.TemporaryFile(dir=writer.path) as spool:
         for done, prepared in enumerate(_prepared(store.root, [(s, None) for s in on_disk]), 1):
             pickle.dump(prepared, spool, pickle.HIGHEST_PROTOCOL)
-            facts[prepared.session_id] = SessionFacts.decode(prepared.session_id, prepared.facts)
+            session_facts = SessionFacts.decode(prepared.session_id, prepared.facts)
+            facts[prepared.session_id] = session_facts
+            planner.add(session_facts)  # indexed by screen while the workers analyse the rest
             if progress:
                 progress(done, len(on_disk))
         detecting = time.perf_counter()
         ledger = FactsLedger(facts)
-        flagged = write_detected(store, ledger)
+        flagged = write_detected(store, ledger, planner=planner)
         report.sessions_flagged = len(flagged)
         report.supersede_seconds = time.perf_counter() - detecting
         spool.seek(0)

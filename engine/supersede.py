@@ -282,17 +282,32 @@ def plan(facts: Iterable[SessionFacts], screens: Iterable[str] | None = None) ->
 
     Deterministic: the same facts give the same decisions in any order.
     """
-    by_screen: dict[str, ScreenFacts] = {}
-    wanted = None if screens is None else set(screens)
+    planner = Planner(screens)
     for session in facts:
+        planner.add(session)
+    return planner.detected()
+
+
+class Planner:
+    """`plan`, given the sessions one at a time: a bulk build adds each as its analysis comes
+    in, while the workers still analyse the rest (indexing the facts by screen is most of the
+    work: 0.65 of 0.72 CPU-s at 100k steps), and asks for the decisions once all are in."""
+
+    def __init__(self, screens: Iterable[str] | None = None) -> None:
+        self._by_screen: dict[str, ScreenFacts] = {}
+        self._wanted = None if screens is None else set(screens)
+
+    def add(self, session: SessionFacts) -> None:
         for screen in session.screens():
-            if wanted is None or screen in wanted:
-                by_screen.setdefault(screen, ScreenFacts(screen)).add(session, bulk=True)
-    detected: list[Detected] = []
-    for screen in sorted(by_screen):
-        by_screen[screen].settle()
-        detected += plan_screen(by_screen[screen])
-    return sorted(detected, key=attrgetter("step_id"))
+            if self._wanted is None or screen in self._wanted:
+                self._by_screen.setdefault(screen, ScreenFacts(screen)).add(session, bulk=True)
+
+    def detected(self) -> list[Detected]:
+        detected: list[Detected] = []
+        for screen in sorted(self._by_screen):
+            self._by_screen[screen].settle()
+            detected += plan_screen(self._by_screen[screen])
+        return sorted(detected, key=attrgetter("step_id"))
 
 
 def plan_screen(facts: "ScreenFacts") -> list[Detected]:

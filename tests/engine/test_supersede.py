@@ -198,8 +198,8 @@ def test_a_step_recorded_while_a_first_build_detects_is_indexed_by_the_next_sync
     late: list[str] = []
     real = write_detected
 
-    def detect_while_an_agent_records(*args: Any) -> Any:
-        flagged = real(*args)
+    def detect_while_an_agent_records(*args: Any, **kwargs: Any) -> Any:
+        flagged = real(*args, **kwargs)
         late.append(kb.step("mm-old", test_id="coin-overview-buy", screen="home"))
         return flagged
 
