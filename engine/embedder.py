@@ -195,7 +195,7 @@ BULK_TEXTS = 64
 """Texts from which a batch is embedded on every core (a build's, a large sync's)."""
 
 
-def embedder_for(texts: int) -> "Embedder":
+def embedder_for(texts: int) -> Embedder:
     """The embedder for a batch of `texts` texts (`BULK_TEXTS`)."""
     return load_embedder(ALL_CORES if texts >= BULK_TEXTS else SEARCH_THREADS)
 

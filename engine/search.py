@@ -361,12 +361,12 @@ class _Coverage:
         ok, step_tokens, error_tokens = read_rank_record(record)
         step = f" {step_tokens} "
         other = {token for token, needle in self._needles if needle in step}
-        failure = (  # a step that worked has no error
+        failure = (  # a step without an error has no words in it to look up
             {token for token, needle in self._needles if needle in f" {error_tokens} "}
             if error_tokens
             else set()
         )
-        matched = other | failure if failure else other
+        matched = other | failure
         concepts = self._concepts
         covered = sum(1 for toks in concepts if toks & matched)
         coverage = covered / len(concepts) if concepts else 0.0
