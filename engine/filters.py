@@ -17,6 +17,7 @@ from engine.inputs import KnowledgeFilters, LastInput, Scope, SearchInput, Sessi
 from engine.lifecycle import SUPERSEDED_FIELD, current_steps
 from engine.query import step_filter
 from engine.schema import DOC_SESSION
+from engine.stored_docs import StoredDocs
 
 FilterClauses = list[tuple[tantivy.Occur, tantivy.Query]]
 """A query's filters as (occur, query) clauses of a boolean query."""
@@ -31,6 +32,14 @@ class ReadView:
     schema: tantivy.Schema
     now: datetime
     current_session: str | None = None
+    docs: StoredDocs | None = None
+    """The stored documents of `searcher` read so far (`doc`); None: none kept."""
+
+    def doc(self, address: tantivy.DocAddress) -> tantivy.Document:
+        """The stored document at `address`, kept for later reads when `docs` keeps them."""
+        if self.docs is None or self.docs.searcher is not self.searcher:
+            return self.searcher.doc(address)
+        return self.docs.doc(address)
 
 
 def epoch_ms_of(moment: datetime) -> int:

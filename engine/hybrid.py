@@ -26,6 +26,8 @@ from typing import Any
 
 import tantivy
 
+from engine.filters import ReadView
+
 RERANK_WINDOW = 100
 """Keyword hits reranked (and fused with the semantic candidates) per search."""
 
@@ -39,7 +41,7 @@ class Hit:
 
     key: tuple[int, int]
     address: tantivy.DocAddress
-    searcher: tantivy.Searcher
+    view: ReadView
     created: int
     keyword: float | None = None
     """Keyword score after the rerank (None: not a keyword match)."""
@@ -59,7 +61,7 @@ class Hit:
     @property
     def doc(self) -> Any:
         if self.read is None:
-            self.read = self.searcher.doc(self.address)
+            self.read = self.view.doc(self.address)
         return self.read
 
     @property

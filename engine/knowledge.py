@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+import tantivy
+
 from analyzers import SynonymTable
 from engine import listing
 from engine.clusters import cluster
@@ -48,6 +50,7 @@ from engine.search import search
 from engine.search_cache import MAX_ENTRIES, SearchCache, cache_key
 from engine.semantic import SemanticLeg, configured_embed_timeout
 from engine.sources import SessionSources
+from engine.stored_docs import StoredDocs
 from engine.summarize import summarize
 from engine.text_groups import GroupCache
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
@@ -96,6 +99,7 @@ class KnowledgeEngine:
         self._groups: GroupCache | None = None
         self._related_counts: Related | None = None
         self._session_sources: SessionSources | None = None
+        self._stored_docs: StoredDocs | None = None
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
@@ -172,7 +176,16 @@ class KnowledgeEngine:
         self, current_session: str | None = None, reader: IndexReader | None = None
     ) -> ReadView:
         reader = reader or self.reader
-        return ReadView(reader.searcher(), reader.schema, self.now(), current_session)
+        searcher = reader.searcher()
+        return ReadView(searcher, reader.schema, self.now(), current_session, self._docs(searcher))
+
+    def _docs(self, searcher: tantivy.Searcher) -> StoredDocs:
+        """The stored documents `searcher` read so far (`engine.stored_docs`): a new searcher
+        (after a reload) starts with none."""
+        kept = self._stored_docs
+        if kept is None or kept.searcher is not searcher:
+            kept = self._stored_docs = StoredDocs(searcher)
+        return kept
 
     def _typos(self, view: ReadView, reader: IndexReader) -> TypoVocabulary:
         """The typo vocabulary, rebuilt after a rebuild swap, and after a commit at most once a

@@ -139,7 +139,7 @@ def with_meaning(
             candidates[key] = Hit(
                 key,
                 address,
-                view.searcher,
+                view,
                 created,
                 keyword=0.0 if key in matching else None,
                 similarity=similarity,

@@ -133,7 +133,8 @@ def budget_clauses(candidates: list[tuple[Clause, int]], num_docs: int) -> list[
     `POSTING_BUDGET x N` postings; a very common term in a low-weight field (say `button`
     among visible testIds) adds almost nothing (its idf is tiny) and is dropped first. Every
     query word keeps at least its most valuable clause, so nothing the user typed is ignored.
-    The search then rescores the retrieved candidates with every clause (`_rescore`).
+    The search then rescores the retrieved candidates with every clause: it adds what the
+    left-out ones give them (`search._dropped_scores`).
     """
     if not candidates:
         return []

@@ -223,7 +223,7 @@ def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query
         holds_any(view.schema, targets),
     )
     hits = view.searcher.search(flagged, limit=MAX_RENAMED).hits
-    successors = [read_payload(view.searcher.doc(a)).get("supersededBy") or {} for _, a in hits]
+    successors = [read_payload(view.doc(a)).get("supersededBy") or {} for _, a in hits]
     step_ids = sorted({by["stepId"] for by in successors if by.get("stepId")})
     new_ids = sorted(
         {
@@ -253,13 +253,13 @@ def _rank_tier(
     head = found.hits[:RERANK_WINDOW]
     addresses = [address for _, address in head]
     keys = [doc_key(address) for address in addresses]
-    docs = [searcher.doc(address) for address in addresses]
+    docs = [view.doc(address) for address in addresses]
     ids = [str(doc["step_id"][0]) for doc in docs]
     created = [int(when or 0) for when in searcher.fast_field_values("created", addresses)]
     scores = [score for score, _ in head]
     if len(plan.clauses) < len(plan.all_clauses):
-        rescored = _rescore(view, ids, plan)
-        scores = [rescored.get(key, 0.0) for key in keys]
+        added = _dropped_scores(view, ids, plan)
+        scores = [score + added.get(key, 0.0) for score, key in zip(scores, keys, strict=True)]
     reranked, coverages = [], []
     covers = _Coverage(plan)
     for score, doc, when in zip(scores, docs, created, strict=True):
@@ -275,7 +275,7 @@ def _rank_tier(
         Hit(
             keys[i],
             addresses[i],
-            searcher,
+            view,
             created[i],
             finals[i],
             score=finals[i],
@@ -289,26 +289,33 @@ def _rank_tier(
     past = found.hits[len(head) :]
     past_created = searcher.fast_field_values("created", [address for _, address in past])
     ranked += [
-        Hit(doc_key(address), address, searcher, int(when or 0), score, score=score, exact=exact)
+        Hit(doc_key(address), address, view, int(when or 0), score, score=score, exact=exact)
         for (score, address), when in zip(past, past_created, strict=True)
     ]
     return ranked, total
 
 
-def _rescore(view: ReadView, ids: list[str], plan: PlannedQuery) -> dict[tuple[int, int], float]:
-    """Exact BM25 of every clause for the retrieved candidates (step `ids`) only (cheap: an
-    intersection with a small set), after retrieval ran on the clauses that fit the posting
-    budget. Every candidate matches: its retrieval clauses are among all the clauses."""
-    if not ids:
+def _dropped_scores(
+    view: ReadView, ids: list[str], plan: PlannedQuery
+) -> dict[tuple[int, int], float]:
+    """What the clauses retrieval left out (`query.budget_clauses`) add to the BM25 of the
+    retrieved candidates (step `ids`): a step's exact score over every clause is its retrieval
+    score plus this (BM25 sums its clauses, each scored with the index's statistics), so only
+    the left-out clauses are searched, within the candidates (cheap: an intersection with a
+    small set). Scoring every clause again there cost twice as much (100k: 1.04 against
+    0.46 ms a search). A candidate holding none of them adds nothing."""
+    retrieved = set(plan.clauses)
+    dropped = [clause for clause in plan.all_clauses if clause not in retrieved]
+    if not ids or not dropped:
         return {}
     query = tantivy.Query.boolean_query(
         [
             (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
-            (tantivy.Occur.Must, scored_query(view.schema, plan.all_clauses)),
+            (tantivy.Occur.Must, scored_query(view.schema, dropped)),
         ]
     )
-    rescored = view.searcher.search(query, limit=len(ids), count=False)
-    return {doc_key(address): score for score, address in rescored.hits}
+    found = view.searcher.search(query, limit=len(ids), count=False)
+    return {doc_key(address): score for score, address in found.hits}
 
 
 def _empty_hint(searcher: tantivy.Searcher, query: str, phrases: list[str]) -> str:
