@@ -73,6 +73,28 @@ def make_queries(work: Path, n: int) -> Path:
     return path
 
 
+DEV_SETS = Path(__file__).resolve().parent / "eval"
+"""Our dev query sets (`scripts/eval/`), which the first-asked runs add to the public ones."""
+
+
+def make_different_queries(work: Path) -> Path:
+    """Every different query of the public sets and our dev sets, each once: a search never
+    follows an identical one, so nothing a search keeps for the next ones (the stored documents
+    it read: `engine.stored_docs`) serves an ask of the same query. What agents send: the
+    same query again within 5 minutes is answered by the search cache instead."""
+    files = [eval_dir() / "queries_public.jsonl", eval_dir() / "queries_paraphrase_public.jsonl"]
+    files += sorted(DEV_SETS.glob("queries_*.jsonl"))
+    seen: dict[str, dict[str, object]] = {}
+    for file in files:
+        for q in load_queries(file):
+            seen.setdefault(str(q["query"]), q)
+    path = work / f"queries-different-{len(seen)}.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for i, q in enumerate(seen.values()):
+            f.write(json.dumps({**q, "qid": f"D{i:04d}-{q['qid']}"}) + "\n")
+    return path
+
+
 def bench_build(root: Path, work: Path, size: int) -> dict:
     """Full rebuild into an empty dir (wall and engine seconds, index size)."""
     index = work / f"index-speed-{size}"
@@ -95,9 +117,10 @@ def bench_build(root: Path, work: Path, size: int) -> dict:
 
 
 def bench_search(
-    root: Path, work: Path, size: int, queries: Path, repeats: int, k: int, mode: str
+    root: Path, work: Path, size: int, queries: Path, repeats: int, k: int, mode: str, tag: str = ""
 ) -> dict:
-    """`repeats` batch-search runs in one mode: median of each percentile, highest peak RSS."""
+    """`repeats` batch-search runs in one mode: median of each percentile, highest peak RSS
+    (`tag`: added to the names of the run's files)."""
     index = work / f"index-speed-{size}"
     lat: list[dict] = []
     rss: list[float] = []
@@ -105,10 +128,11 @@ def bench_search(
     for r in range(repeats):
         err(f"[{size}] knowhow batch-search --mode {mode} {r + 1}/{repeats}")
         cmd = [*knowhow_cmd(), "batch-search", "--root", str(root), "--index", str(index)]
-        cmd += ["--queries", str(queries), "--run", str(work / "runs" / f"speed-{size}-{mode}.run")]
+        run_file = work / "runs" / f"speed-{size}-{mode}{tag}.run"
+        cmd += ["--queries", str(queries), "--run", str(run_file)]
         cmd += ["--k", str(k), "--mode", mode]
         loads.append(os.getloadavg()[0])
-        p = run(cmd, work / "logs" / f"kh-search-{size}-{mode}-{r}.log", measure_rss=True)
+        p = run(cmd, work / "logs" / f"kh-search-{size}-{mode}{tag}-{r}.log", measure_rss=True)
         stats = last_json(p.stdout)
         if not p.ok or not stats:
             err(f"  ! no latency JSON on the last stdout line: {p.stdout[-200:]!r}")
@@ -276,6 +300,8 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     queries = make_queries(work, args.queries)
+    different = make_different_queries(work)
+    different_count = len(load_queries(different))
     results: dict[int, dict] = {}
     for size in sizes:
         root = ensure_corpus(work, size, SEED, workers=2)
@@ -284,6 +310,10 @@ def main() -> int:
             mode: bench_search(root, work, size, queries, args.repeats, args.k, mode)
             for mode in (modes if build["ok"] else [])
         }
+        for mode in [m for m in MODES if m in modes and build["ok"]]:
+            searched[f"{mode}, {different_count} different queries first asked"] = bench_search(
+                root, work, size, different, 1, args.k, mode, "-different"
+            )
         big = size > args.baselines_max_size
         base = {} if big else bench_baselines(root, work, size, queries)
         results[size] = {"build": build, "modes": searched, "baselines": base}
@@ -310,7 +340,11 @@ def main() -> int:
             + machine_md(mach)
             + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
             + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
-            + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`\n"
+            + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`; "
+            + f"the rows `… first asked`: one run over the {different_count} different queries of "
+            + "the public and dev sets, each asked once (a search keeps the stored documents it "
+            + "read for the next ones, `engine/stored_docs.py`: repeating a query would reuse "
+            + "them; agents repeating one get the search cache's answer instead)\n"
             + "- knowhow: `reindex` into an empty dir, then `batch-search --mode M` "
             + f"{args.repeats}× per mode (loads the index, and in hybrid the model, once per run); "
             + "latencies are the **median over runs** of each run's percentile; peak RSS "
