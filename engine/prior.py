@@ -24,7 +24,7 @@ from typing import Any
 
 import tantivy
 
-from engine.clauses import term
+from engine.clauses import one_of, term
 from engine.documents import route_of, value_tokens
 from engine.evidence import describe_target
 from engine.labels import INTERACTION_TOOLS, NAVIGATION_TOOLS, tool_action
@@ -137,7 +137,7 @@ def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.
         return tantivy.Query.empty_query()
     clauses = [
         (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
-        (tantivy.Occur.Must, tantivy.Query.term_set_query(schema, "tool_name", ACTIONABLE)),
+        (tantivy.Occur.Must, one_of(schema, "tool_name", sorted(ACTIONABLE))),
         (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
         hide_superseded(schema),
     ]
