@@ -2,13 +2,15 @@
 
 No fixed weight serves both paraphrases and identifiers (measured: docs/ARCHITECTURE.md
 "Semantic search"). So the semantic weight is per query, `w = 1 - explained**2`, where
-`explained` is the best query-word coverage among the top keyword hits (the share of the
-query's words, with their stems, synonyms, glossary translations (`analyzers.glossary`: a
-hit holding `password` explains `passcode`) and typo corrections, that a hit contains). A query
-whose words a step fully contains is answered by keywords; one that shares no word with the
-records is answered by meaning; one the keywords explain only in part leans to meaning (half
-explained: w = 0.75), since the words a paraphrase shares with the records are mostly the
-common ones ("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
+`explained` is the query-word coverage of the keyword leg's best hit (the share of the query's
+words, with their stems, synonyms, glossary translations (`analyzers.glossary`: a hit holding
+`password` explains `passcode`) and typo corrections, that it contains; until session 14 the
+best coverage anywhere in the rerank window, which let one hit of 100 that happened to hold two
+words of three speak for a keyword answer that did not). A query whose words the best keyword
+hit fully contains is answered by keywords; one that shares no word with the records is
+answered by meaning; one the keywords explain only in part leans to meaning (half explained:
+w = 0.75), since the words a paraphrase shares with the records are mostly the common ones
+("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
 candidates) scores
 
     (1 - w) * keyword / best keyword  +  w * (similarity - lowest) / (best - lowest)

@@ -148,7 +148,10 @@ def with_meaning(
             )
     if request.mode == "semantic":
         return fuse(list(candidates.values()), 1.0), len(candidates), sims
-    explained = max((hit.coverage for hit in window), default=0.0)
+    # How well the keyword leg's best answer covers the query (not the best coverage anywhere
+    # in its window: one hit of 100 covering two words of three explains nothing when the top
+    # ones do not; docs/ARCHITECTURE.md "Fusion", session 14).
+    explained = window[0].coverage if window else 0.0
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
     fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
