@@ -265,6 +265,11 @@ TARGETS = (
 )
 
 
+BUILD_TARGET_SIZES = (100_000, 1_000_000)
+"""The sizes issues 7 and 8 set the build rate for. At 10k the model's cost per distinct text
+(~770 texts, ~5 CPU-s) is most of a build: its rate is shown, not judged."""
+
+
 def targets(results: dict[int, dict]) -> list[list[str]]:
     """Target rows: (target, size, measured, PASS/FAIL); `not measured` when a size or mode
     was skipped."""
@@ -276,6 +281,8 @@ def targets(results: dict[int, dict]) -> list[list[str]]:
     for size, r in results.items():
         v = r["build"].get("steps_per_s")
         verdict = "not measured" if v is None else ("PASS" if v >= 5000 else "FAIL")
+        if size not in BUILD_TARGET_SIZES and v is not None:
+            verdict = "not a target"
         rows.append(["build ≥ 5,000 steps/s", f"{size:,}", fmt(v, 0), verdict])
     return rows
 
@@ -365,7 +372,7 @@ def main() -> int:
             + tgt_md
         )
         write_section("bench-speed", body)
-    ok = all(r[3] in ("PASS", "not measured") for r in tgt)
+    ok = all(r[3] in ("PASS", "not measured", "not a target") for r in tgt)
     return 0 if ok and kh_ok else 1
 
 
