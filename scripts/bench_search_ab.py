@@ -17,12 +17,13 @@ versions alternating per query again): the CPU per search in each step of it, on
 that runs it (nested steps are counted in their parents too; the query embedding and, since
 session 7, the semantic candidates' lookup run on the embedding thread: `search (all)` is the
 main thread's alone; `embed` and `similarities` are the embedding thread's), and counts the
-stored documents a search reads (`docs read`, both threads). The search cache is off, as in
+stored documents a search reads from the doc store (`docs read`, both threads, over one more
+pass of the queries on a fresh searcher: documents an engine keeps from its earlier searches,
+`engine.stored_docs`, are not read again). The search cache is off, as in
 `knowhow batch-search`.
 """
 
 import argparse
-import dataclasses
 import importlib
 import json
 import math
@@ -132,7 +133,7 @@ def phases(
             spent[name]["search (all)"] = total
     for name, (engine, request, package) in versions.items():  # untimed: the count slows it
         timings = dict(spent[name])
-        count_documents(importlib.import_module(f"{package}.knowledge"), reads[name])
+        count_documents(importlib.import_module(f"{package}.index"), reads[name])
         for query in queries:
             engine.search(request(query=query, limit=limit, mode=mode))
         spent[name] = timings
@@ -158,15 +159,22 @@ class CountingSearcher:
         return getattr(self._searcher, name)
 
 
-def count_documents(knowledge: ModuleType, reads: list[int]) -> None:
-    """Make every read view of `knowledge`'s engine count the documents it reads."""
-    make_view = knowledge.KnowledgeEngine._view
+def count_documents(index: ModuleType, reads: list[int]) -> None:
+    """Make the searchers of `index`'s readers count the stored documents read through them:
+    one counting searcher per searcher, handed out each time the reader hands out that one, so
+    that what an engine keeps per searcher (the documents it read, `engine.stored_docs`) stays
+    kept and only reads of the store are counted."""
+    searcher_of = index.IndexReader.searcher
+    counting: dict[int, tuple[Any, CountingSearcher]] = {}
 
-    def view(engine: Any, *args: Any, **kwargs: Any) -> Any:
-        made = make_view(engine, *args, **kwargs)
-        return dataclasses.replace(made, searcher=CountingSearcher(made.searcher, reads))
+    def searcher(reader: Any) -> Any:
+        held = searcher_of(reader)
+        known = counting.get(id(held))
+        if known is None or known[0] is not held:
+            known = counting[id(held)] = (held, CountingSearcher(held, reads))
+        return known[1]
 
-    knowledge.KnowledgeEngine._view = view
+    index.IndexReader.searcher = searcher
 
 
 def answer(page: Any) -> Any:
