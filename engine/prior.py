@@ -137,7 +137,7 @@ def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.
         return tantivy.Query.empty_query()
     clauses = [
         (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
-        (tantivy.Occur.Must, one_of(schema, "tool_name", sorted(ACTIONABLE))),
+        (tantivy.Occur.Must, one_of(schema, "tool_name", ACTIONABLE)),
         (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
         hide_superseded(schema),
     ]

@@ -51,6 +51,12 @@ class PlannedQuery:
     """The compound identifiers typed whole (`coin-overview-send`), in each common spelling: a
     document holding one in any field is an exact match and ranks above every partial match."""
 
+    def left_out_clauses(self) -> tuple[Clause, ...]:
+        """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
+        exact rescore adds (`search._dropped_scores`)."""
+        retrieved = set(self.clauses)
+        return tuple(c for c in self.all_clauses if c not in retrieved)
+
     def exact_clauses(self) -> tuple[Clause, ...]:
         """Every (field, token) clause of a whole identifier the query typed."""
         return tuple(c for c in self.all_clauses if c.token in self.whole_tokens)
