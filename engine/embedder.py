@@ -15,7 +15,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,9 @@ def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
     from engine.model_graph import gather_before_dequantising, integer_matmuls
 
-    rewritten = integer_matmuls(gather_before_dequantising(model))
+    rewritten = integer_matmuls(
+        gather_before_dequantising(model), signed_weights=_signed_products_exact(ort)
+    )
     providers = ["CPUExecutionProvider"]
     try:
         with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:
@@ -141,6 +143,26 @@ def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
             return ort.InferenceSession(str(path), options, providers=providers)
     except OSError:
         return ort.InferenceSession(rewritten, options, providers=providers)
+
+
+@cache
+def _signed_products_exact(ort: Any) -> bool:
+    """Whether ONNX Runtime multiplies uint8 x int8 exactly on this CPU (checked once per
+    process on `model_graph.signed_products_probe`): then the linear layers keep their int8
+    weights and run faster for the same vectors; else (or if the probe cannot run) they are
+    shifted to uint8, exact everywhere."""
+    from engine.model_graph import PROBE_DEPTH, PROBE_PRODUCTS, signed_products_probe
+
+    options = session_options(ort)
+    options.intra_op_num_threads = 1
+    try:
+        session = ort.InferenceSession(
+            signed_products_probe(), options, providers=["CPUExecutionProvider"]
+        )
+        products = session.run(None, {"rows": np.full((4, PROBE_DEPTH), 255, np.uint8)})[0]
+    except Exception:  # onnxruntime raises its own untyped errors: the safe graph then
+        return False
+    return bool(np.array_equal(products, np.tile(np.array(PROBE_PRODUCTS, np.float32), (4, 1))))
 
 
 def _return_freed_heap() -> None:

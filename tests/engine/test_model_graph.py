@@ -9,6 +9,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from engine import embedder, model_graph
 from engine.embedder import (
     ALL_CORES,
     BULK_TEXTS,
@@ -17,7 +18,13 @@ from engine.embedder import (
     load_embedder,
     model_path,
 )
-from engine.model_graph import gather_before_dequantising, integer_matmuls
+from engine.model_graph import (
+    PROBE_DEPTH,
+    PROBE_PRODUCTS,
+    gather_before_dequantising,
+    integer_matmuls,
+    signed_products_probe,
+)
 
 TEXTS = [
     "unlock the wallet with the password",
@@ -101,3 +108,44 @@ def test_one_thread_embeds_what_every_core_embeds() -> None:
     assert one.tobytes() == every.tobytes()
     assert embedder_for(1) is load_embedder()
     assert embedder_for(BULK_TEXTS) is not embedder_for(1)
+
+
+def test_int8_weights_give_the_uint8_graphs_vectors_bit_for_bit() -> None:
+    """Where uint8 x int8 products are exact, keeping the weights int8 is a speed-up only."""
+    if not embedder._signed_products_exact(ort):
+        pytest.skip("this CPU's uint8 x int8 products are not exact: only the uint8 graph runs")
+    tables = gather_before_dequantising(model_path().read_bytes())
+    signed = embedder_of(integer_matmuls(tables, signed_weights=True))
+    unsigned = embedder_of(integer_matmuls(tables, signed_weights=False))
+    assert signed.embed(TEXTS).tobytes() == unsigned.embed(TEXTS).tobytes()
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_the_probe_decides_which_weights_the_model_runs_with(
+    exact: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if exact and not embedder._signed_products_exact(ort):
+        pytest.skip("int8 weights would saturate on this CPU: never chosen here")
+    rewrite = model_graph.integer_matmuls
+    chosen: list[bool] = []
+
+    def recorded(model: bytes, signed_weights: bool = False) -> bytes:
+        chosen.append(signed_weights)
+        return rewrite(model, signed_weights=signed_weights)
+
+    monkeypatch.setattr(model_graph, "integer_matmuls", recorded)
+    monkeypatch.setattr(embedder, "_signed_products_exact", lambda ort: exact)
+    expected = Embedder(model_path()).embed(TEXTS)  # under the patches too: compared below
+    assert chosen == [exact]
+    monkeypatch.undo()
+    assert Embedder(model_path()).embed(TEXTS).tobytes() == expected.tobytes()
+
+
+def test_the_probe_overflows_16_bits_in_every_pair_of_products() -> None:
+    """Its answer is `PROBE_PRODUCTS` only if every product is added in 32 bits; a CPU that
+    adds pairs in 16 bits (saturating) gives another answer, and the uint8 graph is kept."""
+    assert 2 * 255 * 127 > 2**15 - 1 and 2 * 255 * -128 < -(2**15)
+    session = ort.InferenceSession(signed_products_probe(), providers=["CPUExecutionProvider"])
+    products = session.run(None, {"rows": np.full((4, PROBE_DEPTH), 255, np.uint8)})[0]
+    exact = bool((products == np.array(PROBE_PRODUCTS, np.float32)).all())
+    assert embedder._signed_products_exact(ort) is exact
