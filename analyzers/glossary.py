@@ -157,15 +157,21 @@ class Glossary:
             partial = grown
         return best[2] if best else None
 
-    def gloss(self, query: str) -> str | None:
-        """The query followed by the app's words its expressions mean (`wire some ether` ->
-        `wire some ether (send, ETH)`): the text the semantic side embeds beside the query.
-        None when no expression is found (nothing to add)."""
+    def meanings(self, query: str) -> tuple[str, ...]:
+        """The app's words the query's everyday expressions mean, in order, each once."""
         found = self.matches(query_words(query))
-        means = dict.fromkeys(word for match in found for word in match.means)
-        if not means:
-            return None
-        return f"{query.strip()} ({', '.join(means)})"
+        return tuple(dict.fromkeys(word for match in found for word in match.means))
+
+    def gloss(self, query: str) -> str | None:
+        """`glossed(query, self.meanings(query))`."""
+        return glossed(query, self.meanings(query))
+
+
+def glossed(query: str, means: Sequence[str]) -> str | None:
+    """The query followed by the app's words its expressions mean (`wire some ether` ->
+    `wire some ether (send, ETH)`): the text the semantic side embeds beside the query. None
+    when there are none (nothing to add)."""
+    return f"{query.strip()} ({', '.join(means)})" if means else None
 
 
 @cache

@@ -72,9 +72,12 @@ def start_meaning(
     view: ReadView,
     request: SearchInput,
     filters: FilterClauses,
+    observing: bool = False,
 ) -> Meaning:
     """Embed `text` (the query, glossed) and look up its semantic candidates on the embedding
-    thread, while the caller runs the keyword leg."""
+    thread, while the caller runs the keyword leg. `observing`: the query asks what a screen
+    shows (`memory_text.names_an_observation`): observing steps' texts are not weighed down,
+    actions' are (`semantic.text_weights`)."""
     min_similarity = _min_similarity(request)
     near_ready: Future[tantivy.Query | None] = Future()
 
@@ -96,7 +99,7 @@ def start_meaning(
             },
         )
 
-    return Meaning(leg.start(text, find), near_ready)
+    return Meaning(leg.start(text, find, observing), near_ready)
 
 
 def _min_similarity(request: SearchInput) -> float:

@@ -51,6 +51,7 @@ _LOOKS = {
 }
 """Observing steps, whose object is the screen they observed (`look at the send screen`)."""
 _OBSERVATION_OPENINGS = tuple(f"{looks} " for looks in _LOOKS.values())
+_OBSERVING_TOOL_WORDS = frozenset(" ".join(action.split("_")) for action in _LOOKS)
 UNKNOWN_PAGE = "another page"
 """Where a navigation went when the page it landed on has no screen name and no web address."""
 ALERT_ROLES = frozenset({"alert", "alertdialog"})
@@ -195,6 +196,15 @@ def is_observation_text(text: str) -> bool:
     send screen`, `check the state of the web page localhost`): the semantic leg weighs those
     less (`engine.semantic.OBSERVATION_WEIGHT`). No action's text opens that way."""
     return text.startswith(_OBSERVATION_OPENINGS)
+
+
+def names_an_observation(app_words: str) -> bool:
+    """Whether app words (what a query's everyday expression means: `analyzers.glossary`)
+    name an observing step: its text's opening (`look at`, `take a screenshot`) or its tool
+    (`describe screen`). A query saying so asks what a screen shows."""
+    return app_words in _OBSERVING_TOOL_WORDS or any(
+        opening.startswith(f"{app_words} ") for opening in _OBSERVATION_OPENINGS
+    )
 
 
 def screen_text(payload: StepPayload) -> str:

@@ -18,6 +18,7 @@ from datetime import timedelta
 import tantivy
 
 from analyzers import SynonymTable
+from analyzers.glossary import glossed
 from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
@@ -27,6 +28,7 @@ from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
 from engine.matched import page_evidence
 from engine.meaning import answer_mode, meaning_fields, start_meaning, with_meaning
+from engine.memory_text import names_an_observation
 from engine.payload import read_payload
 from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_query, step_filter
 from engine.results import SearchPage
@@ -73,17 +75,12 @@ def search(
     # The query is embedded and its semantic candidates looked up (on the embedding thread)
     # while the keyword leg searches; with the app's words its everyday expressions mean
     # appended (`analyzers.glossary`), one text, one run.
-    meaning = (
-        start_meaning(
-            semantic,
-            synonyms.glossary.gloss(request.query) or request.query,
-            view,
-            request,
-            filters,
-        )
-        if isinstance(semantic, SemanticLeg) and mode_used != "keyword"
-        else None
-    )
+    meaning = None
+    if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
+        means = synonyms.glossary.meanings(request.query)
+        observing = any(names_an_observation(words) for words in means)
+        text = glossed(request.query, means) or request.query
+        meaning = start_meaning(semantic, text, view, request, filters, observing)
     plan = plan_query(searcher, request.query, synonyms, typos)  # while the query embeds
     ranked: list[Hit] = []
     total = 0

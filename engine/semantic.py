@@ -39,7 +39,9 @@ OBSERVATION_WEIGHT = 0.8
 """What an observing step's own text (`look at the send screen`) counts against an action's:
 an observation names everything on a screen, so it is near most queries about that screen, and
 ranked level with the actions it pushed the step that did the thing asked out of the first ten
-(measured: docs/ARCHITECTURE.md "Fusion", session 8)."""
+(measured: docs/ARCHITECTURE.md "Fusion", session 8). When the query asks what a screen shows
+(its words mean `look at`, `take a screenshot`…: `analyzers.glossary`), the roles swap: the
+actions count this much, the observations fully (similarities stay within 0..1)."""
 NEAREST_TEXTS = 64
 """Closest distinct texts whose steps become semantic candidates."""
 CANDIDATE_DEPTH = 200
@@ -94,11 +96,17 @@ class SemanticLeg:
     vectors: VectorReader
     timeout: float = EMBED_TIMEOUT_S
 
-    def start(self, query: str, then: Callable[["Similarities"], T]) -> "PendingMeaning[T]":
+    def start(
+        self,
+        query: str,
+        then: Callable[["Similarities"], T],
+        observing: bool = False,
+    ) -> "PendingMeaning[T]":
         """Embed the query on the embedding thread, then run `then` with its similarities
         there too, and return at once: a search starts it before its keyword leg, so the model
         (~5 ms of CPU) and the semantic leg's own Tantivy searches (which release the GIL) run
-        while the keyword leg searches, on a second core when there is one."""
+        while the keyword leg searches, on a second core when there is one.
+        `observing`: the query asks what a screen shows (`text_weights`)."""
         _one_blas_thread()
         global _worker
         with _worker_lock:
@@ -108,24 +116,25 @@ class SemanticLeg:
         self.vectors.refresh()
         vector: Future[Vectors] = Future()
         found: Future[T] = Future()
-        _jobs.put(partial(self._embed_then, query, then, vector, found))
+        _jobs.put(partial(self._embed_then, query, then, observing, vector, found))
         return PendingMeaning(
             self, vector, found, time.monotonic() + self.timeout, self.vectors.numbered
         )
 
-    def similarities(self, vector: Vectors) -> "Similarities":
+    def similarities(self, vector: Vectors, observing: bool = False) -> "Similarities":
         """Cosine of a query's vector to every stored text, times the text's weight
         (`text_weights`)."""
         matrix = self.vectors.matrix
         if not len(matrix):
             return Similarities(np.zeros(0, np.float32), self.vectors.keys, self.vectors.numbered)
-        cos = (matrix @ vector) * text_weights(self.vectors)
+        cos = (matrix @ vector) * text_weights(self.vectors, observing)
         return Similarities(cos, self.vectors.keys, self.vectors.numbered)
 
     def _embed_then(
         self,
         query: str,
         then: Callable[["Similarities"], T],
+        observing: bool,
         vector: "Future[Vectors]",
         found: "Future[T]",
     ) -> None:
@@ -141,7 +150,7 @@ class SemanticLeg:
         if not found.set_running_or_notify_cancel():
             return
         try:
-            found.set_result(then(self.similarities(vector.result())))
+            found.set_result(then(self.similarities(vector.result(), observing)))
         except BaseException as exc:  # a Tantivy panic too: the search raises it, not us
             found.set_exception(exc)
 
@@ -214,26 +223,29 @@ def _said_by_a_step(view: ReadView, key: str, within: FilterClauses) -> bool:
     return view.searcher.search(query, limit=1, count=False).hits != []
 
 
-_weights: "weakref.WeakKeyDictionary[VectorReader, tuple[list[str], Vectors]]" = (
+_weights: "weakref.WeakKeyDictionary[VectorReader, tuple[list[str], Vectors, Vectors]]" = (
     weakref.WeakKeyDictionary()
 )
 
 
-def text_weights(vectors: VectorReader) -> Vectors:
+def text_weights(vectors: VectorReader, observing: bool = False) -> Vectors:
     """Per stored text (in row order), what its cosine counts: `OBSERVATION_WEIGHT` for an
-    observing step's own text, else 1. Kept per store until it grows (the texts are read again
-    then: ~10 ms at 1M steps' 11,500 texts, once per commit, not per search)."""
+    observing step's own text, else 1; the other way round for a query that asks what a
+    screen shows (`observing`). Kept per store until it grows (the texts are read again then:
+    ~10 ms at 1M steps' 11,500 texts, once per commit, not per search)."""
     keys = vectors.keys
     known = _weights.get(vectors)
-    if known is not None and known[0] is keys:
-        return known[1]
-    texts = vectors.texts()
-    weights = np.array(
-        [OBSERVATION_WEIGHT if is_observation_text(texts.get(key, "")) else 1.0 for key in keys],
-        np.float32,
-    )
-    _weights[vectors] = (keys, weights)
-    return weights
+    if known is None or known[0] is not keys:
+        texts = vectors.texts()
+        observations = np.array([is_observation_text(texts.get(key, "")) for key in keys], bool)
+        weighed_down = np.float32(OBSERVATION_WEIGHT)
+        known = (
+            keys,
+            np.where(observations, weighed_down, np.float32(1.0)),
+            np.where(observations, np.float32(1.0), weighed_down),
+        )
+        _weights[vectors] = known
+    return known[2] if observing else known[1]
 
 
 _jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()

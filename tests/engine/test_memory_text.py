@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -9,6 +10,7 @@ from engine.labels import KNOWN_ACTIONS
 from engine.memory_text import (
     OBSERVING_ACTIONS,
     is_observation_text,
+    names_an_observation,
     selector_words,
     session_text,
     step_text,
@@ -230,3 +232,22 @@ def test_a_click_on_cancel_or_reject_says_it_declined() -> None:
     assert step_text(by_test_id).endswith(", declining the request")
     assert "declining" not in step_text(payload("mm_click", {"name": "Cancellation policy"}))
     assert "declining" not in step_text(payload("mm_wait_for", {"name": "Cancel"}))
+
+
+@pytest.mark.parametrize(
+    ("app_words", "observes"),
+    [
+        ("look at", True),
+        ("take a screenshot", True),  # the opening `take a screenshot of`, whole words
+        ("read the accessibility tree of", True),
+        ("describe screen", True),  # the tool's words
+        ("list testids", True),
+        ("look", True),
+        ("lo", False),  # part of a word is no word
+        ("send", False),
+        ("accessibility", False),  # a word of the opening, not its start
+        ("ETH", False),
+    ],
+)
+def test_app_words_naming_an_observation(app_words: str, observes: bool) -> None:
+    assert names_an_observation(app_words) is observes

@@ -7,6 +7,7 @@ words than the records, as people ask.
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -365,20 +366,48 @@ def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: 
     assert sims.of_documents(searcher, addresses) == expected
 
 
-def test_an_observation_counts_less_than_an_action_as_close(kb: Knowledge) -> None:
+@pytest.mark.parametrize("observing", [False, True])
+def test_what_the_query_did_not_ask_for_counts_less(kb: Knowledge, observing: bool) -> None:
     """An observing step's own text (`look at the unlock screen`) is near every query about
-    its screen: its cosine counts `OBSERVATION_WEIGHT`, every other text's counts whole."""
+    its screen: its cosine counts `OBSERVATION_WEIGHT`, every other text's counts whole; for a
+    query asking what a screen shows (`observing`), the other way round."""
     leg = kb.engine().semantic()
     assert isinstance(leg, SemanticLeg)
     query = "look at the unlock screen"
-    sims = leg.start(query, then=lambda found: found).result()
+    sims = leg.start(query, then=lambda found: found, observing=observing).result()
     cosines = leg.vectors.matrix @ leg.embedder.embed([query])[0]
     texts = leg.vectors.texts()
-    observing = [is_observation_text(texts[key]) for key in leg.vectors.keys]
-    assert any(observing) and not all(observing)
-    weights = [OBSERVATION_WEIGHT if o else 1.0 for o in observing]
+    observations = [is_observation_text(texts[key]) for key in leg.vectors.keys]
+    assert any(observations) and not all(observations)
+    weights = [OBSERVATION_WEIGHT if o != observing else 1.0 for o in observations]
     expected = [c * w for c, w in zip(cosines, weights, strict=True)]
     assert sims.cos.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("query", "observing"),
+    [
+        ("what does the unlock screen look like", True),
+        ("grab a picture of the send page", True),
+        ("unlock the wallet with my password", False),
+        ("look-at", False),  # an identifier's words are the app's own: no expression
+    ],
+)
+def test_a_search_says_when_its_query_asks_what_a_screen_shows(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch, query: str, observing: bool
+) -> None:
+    """Its everyday words mean an observation (`look at`, `take a screenshot`:
+    `analyzers.glossary`), and the semantic leg weighs the texts for it."""
+    asked: list[bool] = []
+    start = SemanticLeg.start
+
+    def recorded(leg: SemanticLeg, text: str, then: Any, observing: bool = False) -> Any:
+        asked.append(observing)
+        return start(leg, text, then, observing)
+
+    monkeypatch.setattr(SemanticLeg, "start", recorded)
+    kb.engine().search(SearchInput(query=query, mode="semantic"))
+    assert asked == [observing]
 
 
 @given(
