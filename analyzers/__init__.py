@@ -5,7 +5,7 @@ exactly the token a query looks for.
 """
 
 from analyzers.analyze import QueryTerm, analyze, analyze_query
-from analyzers.glossary import Glossary, GlossMatch, default_glossary
+from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
 from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS
@@ -26,6 +26,7 @@ __all__ = [
     "default_glossary",
     "edit_distance",
     "expand_with_synonyms",
+    "glossed",
     "max_typo_edits",
     "split_identifier",
     "stem",

@@ -17,8 +17,7 @@ from datetime import timedelta
 
 import tantivy
 
-from analyzers import SynonymTable
-from analyzers.glossary import glossed
+from analyzers import SynonymTable, glossed
 from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
