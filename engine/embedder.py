@@ -69,10 +69,12 @@ class Embedder:
         # The file pads every text to 128 tokens; pad to the batch's longest instead (~10x).
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.signed_weights = _signed_products_exact(ort)
+        """The linear layers multiply uint8 x int8 (exact on this CPU), else uint8 x uint8."""
         try:
             options = session_options(ort)
             options.intra_op_num_threads = threads
-            self._session = _session(ort, model, model_path.name, options)
+            self._session = _session(ort, model, model_path.name, options, self.signed_weights)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelUnavailable(f"model file {model_path} cannot be loaded: {exc}") from exc
         self._tokenizer = tokenizer
@@ -121,7 +123,7 @@ def session_options(ort: Any) -> Any:
     return options
 
 
-def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
+def _session(ort: Any, model: bytes, name: str, options: Any, signed_weights: bool) -> Any:
     """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
     read once, so what loads is what was checked) with its lookup tables kept int8 and its
     linear layers run as integer products (`engine.model_graph`). The rewritten model is
@@ -132,9 +134,7 @@ def _session(ort: Any, model: bytes, name: str, options: Any) -> Any:
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
     from engine.model_graph import gather_before_dequantising, integer_matmuls
 
-    rewritten = integer_matmuls(
-        gather_before_dequantising(model), signed_weights=_signed_products_exact(ort)
-    )
+    rewritten = integer_matmuls(gather_before_dequantising(model), signed_weights=signed_weights)
     providers = ["CPUExecutionProvider"]
     try:
         with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:

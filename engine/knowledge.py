@@ -242,6 +242,9 @@ class KnowledgeEngine:
             "modeUsed": "keyword" if isinstance(leg, str) else "hybrid",
             "degraded": leg if isinstance(leg, str) else None,
             "lastDegraded": self._last_degraded,
+            "integerProducts": None
+            if isinstance(leg, str)
+            else ("uint8 x int8" if leg.embedder.signed_weights else "uint8 x uint8"),
         }
 
     def _related(self, reader: IndexReader) -> Related:

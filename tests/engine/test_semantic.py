@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime
 import pytest
 import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine import embedder
 from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
 from engine.errors import InvalidInput
 from engine.index import IndexLayout
@@ -193,6 +195,15 @@ def test_an_unloadable_model_falls_back_to_keywords_loudly(
     assert "keyword mode" in caplog.text and "sha256" in caplog.text
     status = kb.engine().semantic_status()
     assert status["modeUsed"] == "keyword" and "sha256" in str(status["degraded"])
+    assert status["integerProducts"] is None  # no model runs
+
+
+def test_status_says_how_this_cpu_multiplies(kb: Knowledge) -> None:
+    """Where uint8 x int8 products are exact (`embedder._signed_products_exact`) the model runs
+    them, else uint8 x uint8; the status says which (the speeds differ, the vectors do not)."""
+    expected = "uint8 x int8" if embedder._signed_products_exact(onnxruntime) else "uint8 x uint8"
+    status = kb.engine().semantic_status()
+    assert status["modeUsed"] == "hybrid" and status["integerProducts"] == expected
 
 
 def test_a_slow_model_answers_by_keywords_loudly(
