@@ -836,6 +836,11 @@ DEFAULT_CONCEPTS: tuple[Concept, ...] = (
         ("bridge",),
         (
             "crosschain",
+            "cross chain",
+            "across chains",
+            "across networks",
+            "chain to chain",
+            "from one chain to another",
             "between chains",
             "between networks",
             "rollup",

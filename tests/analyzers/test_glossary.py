@@ -210,3 +210,16 @@ def test_outcomes_refusals_and_looking_are_glossed(query: str, means: str) -> No
 
 def test_covering_a_cost_is_not_something_covering_a_button() -> None:
     assert "intercepts" not in glossary_terms("enough money to cover the fee")
+
+
+@pytest.mark.parametrize(
+    "query", ["a cross-chain transfer", "move coins across chains", "from one chain to another"]
+)
+def test_moving_between_chains_is_bridging(query: str) -> None:
+    """Session 15: the usual words for bridging (`crosschain` alone missed `cross-chain`)."""
+    assert "bridge" in (default_glossary().gloss(query) or "")
+
+
+def test_switching_to_another_chain_is_not_bridging() -> None:
+    """Going to another network is the network switcher's job, not a transfer between chains."""
+    assert "bridge" not in (default_glossary().gloss("switch to another chain") or "")
