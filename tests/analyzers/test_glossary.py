@@ -223,3 +223,16 @@ def test_moving_between_chains_is_bridging(query: str) -> None:
 def test_switching_to_another_chain_is_not_bridging() -> None:
     """Going to another network is the network switcher's job, not a transfer between chains."""
     assert "bridge" not in (default_glossary().gloss("switch to another chain") or "")
+
+
+@pytest.mark.parametrize(
+    ("query", "means"),
+    [
+        ("send some coins to my sister", "recipient"),
+        ("paste the destination address", "address"),
+        ("pay the miners more", "gas fee"),
+    ],
+)
+def test_people_places_and_fees_in_everyday_words(query: str, means: str) -> None:
+    """Session 15: who gets the money, where it goes and who is paid for a transaction."""
+    assert means in (default_glossary().gloss(query) or "")
