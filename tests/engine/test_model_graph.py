@@ -149,3 +149,17 @@ def test_the_probe_overflows_16_bits_in_every_pair_of_products() -> None:
     products = session.run(None, {"rows": np.full((4, PROBE_DEPTH), 255, np.uint8)})[0]
     exact = bool((products == np.array(PROBE_PRODUCTS, np.float32)).all())
     assert embedder._signed_products_exact(ort) is exact
+
+
+def test_a_probe_that_cannot_run_keeps_the_uint8_graph() -> None:
+    """An ONNX Runtime without the op (or any failure of the probe) is no reason to fail
+    loading: the uint8 graph is exact everywhere."""
+
+    class Unloadable:
+        SessionOptions = ort.SessionOptions
+
+        @staticmethod
+        def InferenceSession(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("no MatMulIntegerToFloat here")
+
+    assert embedder._signed_products_exact.__wrapped__(Unloadable) is False
