@@ -187,7 +187,7 @@ def integer_matmuls(model_bytes: bytes, signed_weights: bool = False) -> bytes:
         inputs, outputs = weights.dims
         replacing: list[Any] = []
         if matmul.input[0] not in quantised:
-            quantised[matmul.input[0]] = _quantise_rows(added, matmul.input[0], inputs, replacing)
+            quantised[matmul.input[0]] = _quantise_rows(added, matmul.input[0], replacing)
         rows, row_scales, row_lows = quantised[matmul.input[0]]
         column_sums = (
             np.frombuffer(weights.raw_data, np.int8).reshape(inputs, outputs).sum(axis=0)
@@ -310,13 +310,14 @@ def _linear_layer(
     return mul, cast, weights, scale
 
 
-def _quantise_rows(
-    added: "_Added", activation: str, width: int, nodes: list[Any]
-) -> tuple[str, str, str]:
-    """Appends to `nodes` the quantisation of `activation`'s rows (its last axis, `width` long)
-    to uint8: `round((x - low) / scale)`, with each row's lowest value `low` and `scale =
-    (highest - lowest) / 255`; returns (rows, scales, lows), each row's scale and low kept as
-    a column ([..., 1])."""
+def _quantise_rows(added: "_Added", activation: str, nodes: list[Any]) -> tuple[str, str, str]:
+    """Appends to `nodes` the quantisation of `activation`'s rows (its last axis) to uint8:
+    `round((x - low) / scale)`, with each row's lowest value `low` and `scale = (highest -
+    lowest) / 255`; returns (rows, scales, lows), each row's scale and low kept as a column
+    ([..., 1]). The division is its own node and `QuantizeLinear` (scale 1) rounds and clips:
+    the values of a per-row `QuantizeLinear` on the rows flattened to a matrix (before session
+    15), bit for bit on the 100k corpus' 1,543 texts and 238 queries, in 8 nodes instead of 11
+    (ONNX Runtime's cost per node is much of a short query's: 3.44 -> 3.31 ms CPU)."""
     prefix = f"{activation}_knowhow"
     nodes += [
         added.node("ReduceMin", [activation], f"{prefix}_lows", axes=[-1], keepdims=1),
@@ -336,28 +337,12 @@ def _quantise_rows(
             f"{prefix}_scales",
         ),
         added.node("Sub", [activation, f"{prefix}_lows"], f"{prefix}_shifted"),
-        # QuantizeLinear takes one scale per row of a matrix: flatten, quantise, shape back.
-        added.node(
-            "Reshape",
-            [
-                f"{prefix}_shifted",
-                added.constant(f"knowhow_rows_of_{width}", INT64, [2], _int64s(-1, width)),
-            ],
-            f"{prefix}_matrix",
-        ),
-        added.node(
-            "Reshape",
-            [f"{prefix}_scales", added.constant("knowhow_flat", INT64, [1], _int64s(-1))],
-            f"{prefix}_row_scales",
-        ),
-        added.node(  # no zero point: uint8, zero at 0
+        added.node("Div", [f"{prefix}_shifted", f"{prefix}_scales"], f"{prefix}_levels"),
+        added.node(  # no zero point: uint8, zero at 0; the scale 1: rounding and clipping
             "QuantizeLinear",
-            [f"{prefix}_matrix", f"{prefix}_row_scales"],
-            f"{prefix}_matrix_q",
-            axis=0,
+            [f"{prefix}_levels", added.constant("knowhow_one", FLOAT, [], _floats(1.0))],
+            f"{prefix}_q",
         ),
-        added.node("Shape", [activation], f"{prefix}_shape"),
-        added.node("Reshape", [f"{prefix}_matrix_q", f"{prefix}_shape"], f"{prefix}_q"),
     ]
     return f"{prefix}_q", f"{prefix}_scales", f"{prefix}_lows"
 
