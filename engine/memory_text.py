@@ -51,7 +51,7 @@ _LOOKS = {
 }
 """Observing steps, whose object is the screen they observed (`look at the send screen`)."""
 _OBSERVATION_OPENINGS = tuple(f"{looks} " for looks in _LOOKS.values())
-_OBSERVING_TOOL_WORDS = frozenset(" ".join(action.split("_")) for action in _LOOKS)
+_OBSERVING_TOOL_WORDS = frozenset(action.replace("_", " ") for action in _LOOKS)
 UNKNOWN_PAGE = "another page"
 """Where a navigation went when the page it landed on has no screen name and no web address."""
 ALERT_ROLES = frozenset({"alert", "alertdialog"})

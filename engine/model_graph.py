@@ -94,7 +94,7 @@ _MESSAGES: dict[str, tuple[tuple[str, int, bool, str], ...]] = {
 """ModelProto and the parts of it rewritten, numbered as in onnx.proto:
 message -> (field, number, repeated, scalar type or message)."""
 
-FLOAT, UINT8, INT8, INT64 = 1, 2, 3, 7
+FLOAT, UINT8, INT8 = 1, 2, 3
 """TensorProto.DataType values."""
 ATTRIBUTE_INT, ATTRIBUTE_INTS = 2, 7
 """AttributeProto.AttributeType values."""
@@ -382,10 +382,6 @@ class _Added:
 
 def _floats(*values: float) -> bytes:
     return struct.pack(f"<{len(values)}f", *values)
-
-
-def _int64s(*values: int) -> bytes:
-    return struct.pack(f"<{len(values)}q", *values)
 
 
 def _replace_nodes(
