@@ -125,16 +125,18 @@ def session_options(ort: Any) -> Any:
 
 def _session(ort: Any, model: bytes, name: str, options: Any, signed_weights: bool) -> Any:
     """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
-    read once, so what loads is what was checked) with its lookup tables kept int8 and its
-    linear layers run as integer products (`engine.model_graph`). The rewritten model is
+    read once, so what loads is what was checked) with its lookup tables kept int8, its
+    attention without the export's detours and its linear layers run as integer products
+    (`engine.model_graph`). The rewritten model is
     loaded from a file: given bytes, onnxruntime keeps them (and a parsed copy) for the
     session's lifetime, ~25 MB more. Where no temporary folder can be written (a read-only or
     full disk), it is loaded from the bytes: the same vectors for ~25 MB more, rather than no
     semantic search at all."""
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
-    from engine.model_graph import gather_before_dequantising, integer_matmuls
+    from engine.model_graph import gather_before_dequantising, integer_matmuls, plain_attention
 
-    rewritten = integer_matmuls(gather_before_dequantising(model), signed_weights=signed_weights)
+    tables = plain_attention(gather_before_dequantising(model))
+    rewritten = integer_matmuls(tables, signed_weights=signed_weights)
     providers = ["CPUExecutionProvider"]
     try:
         with tempfile.TemporaryDirectory(prefix="knowhow-model-") as folder:

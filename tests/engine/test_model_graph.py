@@ -23,6 +23,7 @@ from engine.model_graph import (
     PROBE_PRODUCTS,
     gather_before_dequantising,
     integer_matmuls,
+    plain_attention,
     signed_products_probe,
 )
 
@@ -78,6 +79,20 @@ def test_every_linear_layer_multiplies_int8_weights() -> None:
     assert rewritten.count(b"MatMulIntegerToFloat") == LINEAR_LAYERS
     assert len(rewritten) < len(packaged) * 1.01  # the weights stay one byte each
     assert integer_matmuls(rewritten) == rewritten  # nothing left to rewrite
+
+
+def test_the_attention_without_its_detours_embeds_bit_for_bit_the_same() -> None:
+    """`plain_attention` drops what only moved values or guarded against rows that never
+    occur: every vector, alone or in a padded batch, is the one the exported graph gives."""
+    tables = gather_before_dequantising(model_path().read_bytes())
+    plain = plain_attention(tables)
+    assert plain.count(b"IsNaN") == 0 < tables.count(b"IsNaN")
+    assert plain.count(b"Shape") < tables.count(b"Shape")
+    assert plain_attention(plain) == plain  # nothing left to rewrite
+    exported, simpler = embedder_of(integer_matmuls(tables)), embedder_of(integer_matmuls(plain))
+    assert simpler.embed(TEXTS).tobytes() == exported.embed(TEXTS).tobytes()
+    alone = [simpler.embed([text])[0].tobytes() for text in TEXTS]
+    assert alone == [exported.embed([text])[0].tobytes() for text in TEXTS]
 
 
 def test_a_graph_without_the_patterns_is_left_as_it_was() -> None:
