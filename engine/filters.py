@@ -18,6 +18,7 @@ from engine.lifecycle import SUPERSEDED_FIELD, current_steps
 from engine.query import step_filter
 from engine.schema import DOC_SESSION
 from engine.stored_docs import StoredDocs
+from engine.term_counts import TermCounts
 
 FilterClauses = list[tuple[tantivy.Occur, tantivy.Query]]
 """A query's filters as (occur, query) clauses of a boolean query."""
@@ -34,12 +35,20 @@ class ReadView:
     current_session: str | None = None
     docs: StoredDocs | None = None
     """The stored documents of `searcher` read so far (`doc`); None: none kept."""
+    terms: TermCounts | None = None
+    """What `searcher`'s term dictionaries answered so far (`term_counts`); None: none kept."""
 
     def doc(self, address: tantivy.DocAddress) -> tantivy.Document:
         """The stored document at `address`, kept for later reads when `docs` keeps them."""
         if self.docs is None or self.docs.searcher is not self.searcher:
             return self.searcher.doc(address)
         return self.docs.doc(address)
+
+    def term_counts(self) -> TermCounts:
+        """The term counts of `searcher`: those kept, or new ones for this read alone."""
+        if self.terms is None or self.terms.searcher is not self.searcher:
+            return TermCounts(self.searcher)
+        return self.terms
 
 
 def epoch_ms_of(moment: datetime) -> int:

@@ -52,6 +52,7 @@ from engine.semantic import SemanticLeg, configured_embed_timeout
 from engine.sources import SessionSources
 from engine.stored_docs import StoredDocs
 from engine.summarize import summarize
+from engine.term_counts import TermCounts
 from engine.text_groups import GroupCache
 from engine.timeline import StepContext, TimelineResult, step_context, timeline
 from engine.vectors import VectorReader
@@ -99,7 +100,7 @@ class KnowledgeEngine:
         self._groups: GroupCache | None = None
         self._related_counts: Related | None = None
         self._session_sources: SessionSources | None = None
-        self._stored_docs: StoredDocs | None = None
+        self._searcher_reads: tuple[StoredDocs, TermCounts] | None = None
         self._warned: str | None = None
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
@@ -177,14 +178,15 @@ class KnowledgeEngine:
     ) -> ReadView:
         reader = reader or self.reader
         searcher = reader.searcher()
-        return ReadView(searcher, reader.schema, self.now(), current_session, self._docs(searcher))
+        docs, terms = self._kept(searcher)
+        return ReadView(searcher, reader.schema, self.now(), current_session, docs, terms)
 
-    def _docs(self, searcher: tantivy.Searcher) -> StoredDocs:
-        """The stored documents `searcher` read so far (`engine.stored_docs`): a new searcher
-        (after a reload) starts with none."""
-        kept = self._stored_docs
-        if kept is None or kept.searcher is not searcher:
-            kept = self._stored_docs = StoredDocs(searcher)
+    def _kept(self, searcher: tantivy.Searcher) -> tuple[StoredDocs, TermCounts]:
+        """The stored documents (`engine.stored_docs`) and term counts (`engine.term_counts`)
+        `searcher` read so far: a new searcher (after a reload) starts with none."""
+        kept = self._searcher_reads
+        if kept is None or kept[0].searcher is not searcher:
+            kept = self._searcher_reads = (StoredDocs(searcher), TermCounts(searcher))
         return kept
 
     def _typos(self, view: ReadView, reader: IndexReader) -> TypoVocabulary:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import tantivy
 
 from analyzers import QueryTerm, SynonymTable, analyze_query
-from engine.schema import DOC_STEP, FIELD_BOOSTS, SCORED_FIELDS
+from engine.schema import DOC_STEP, FIELD_BOOSTS
+from engine.term_counts import TermCounts
 from engine.vocabulary import TypoVocabulary
 
 TYPO_WEIGHT = 0.5
@@ -62,10 +63,6 @@ class PlannedQuery:
         return tuple(c for c in self.all_clauses if c.token in self.whole_tokens)
 
 
-def _doc_freqs(searcher: tantivy.Searcher, token: str) -> dict[str, int]:
-    return {f: n for f in SCORED_FIELDS if (n := searcher.doc_freq(f, token)) > 0}
-
-
 def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
     """Known words within the allowed edit distance of a word the index has never seen."""
     return [
@@ -74,24 +71,22 @@ def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
     ]
 
 
-def _prefix_terms(searcher: tantivy.Searcher, term: QueryTerm) -> list[QueryTerm]:
+def _prefix_terms(counts: TermCounts, term: QueryTerm) -> list[QueryTerm]:
     if len(term.token) < MIN_PREFIX_CHARS:
         return []
-    counts: dict[str, int] = {}
-    for field in SCORED_FIELDS:
-        for candidate, df in searcher.terms_with_prefix(field, term.token, None, 64):
-            if candidate != term.token:
-                counts[candidate] = counts.get(candidate, 0) + df
-    best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_PREFIX_TERMS]
+    best = counts.completions(term.token)[:MAX_PREFIX_TERMS]
     return [QueryTerm(tok, PREFIX_WEIGHT * term.weight, term.concept, "prefix") for tok, _ in best]
 
 
 def plan_query(
-    searcher: tantivy.Searcher,
+    counts: TermCounts,
     text: str,
     synonyms: SynonymTable,
     vocabulary: TypoVocabulary | None = None,
 ) -> PlannedQuery:
+    """The query's terms and clauses; `counts`: the searcher's term counts (kept across
+    searches of one searcher, `engine.term_counts`)."""
+    searcher = counts.searcher
     base = analyze_query(text, synonyms)
     terms: dict[str, QueryTerm] = {}
 
@@ -105,15 +100,15 @@ def plan_query(
     for term in base:
         if term.kind not in ("exact", "whole"):
             continue
-        if not _doc_freqs(searcher, term.token):
+        if not counts.doc_freqs(term.token):
             vocabulary = vocabulary or TypoVocabulary(searcher)
             for typo in _typo_terms(vocabulary, term):
                 add(typo)
-        for prefix in _prefix_terms(searcher, term):
+        for prefix in _prefix_terms(counts, term):
             add(prefix)
     candidates = []
     for term in terms.values():
-        for field, df in _doc_freqs(searcher, term.token).items():
+        for field, df in counts.doc_freqs(term.token).items():
             boost = FIELD_BOOSTS[field] * term.weight
             candidates.append((Clause(field, term.token, boost, term.concept), df))
     clauses = budget_clauses(candidates, searcher.num_docs)

@@ -80,7 +80,7 @@ def search(
         observing = any(names_an_observation(words) for words in means)
         text = glossed(request.query, means) or request.query
         meaning = start_meaning(semantic, text, view, request, filters, observing)
-    plan = plan_query(searcher, request.query, synonyms, typos)  # while the query embeds
+    plan = plan_query(view.term_counts(), request.query, synonyms, typos)  # while the query embeds
     ranked: list[Hit] = []
     total = 0
     tiers = _tiers(view, plan, filters)
