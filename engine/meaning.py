@@ -83,7 +83,7 @@ def start_meaning(
 
     def find(sims: Similarities) -> SemanticFound:
         try:
-            near = nearest_steps(view.schema, sims)
+            near = nearest_steps(view, sims)
         except BaseException as exc:  # the caller waits for `near` too: it raises this
             near_ready.set_exception(exc)
             raise

@@ -7,7 +7,8 @@ share their words: the 238 different queries of the speed benchmark plan 4,242 w
 of them distinct. The answers cannot change while the searcher does (a searcher sees one
 commit), so they are kept per searcher object, as `engine.stored_docs` keeps its documents: a
 reload starts afresh. Measured at 100k steps: planning a query 0.88-1.13 -> 0.58-0.73 ms in
-hybrid mode (docs/BENCHMARKS.md, session 16).
+hybrid mode (docs/BENCHMARKS.md, session 16). The semantic leg asks it too which fields hold
+a text's key (`holding`, `engine.semantic.nearest_steps`).
 """
 
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ everything is dropped at once (the vocabulary agents search with is far smaller)
 PREFIX_SCAN = 64
 """Terms read per field when completing a prefix (Tantivy's terms are in byte order)."""
 
+K = TypeVar("K")
 V = TypeVar("V")
 
 
@@ -34,6 +36,7 @@ class TermCounts:
         self._capacity = capacity
         self._counts: dict[str, Mapping[str, int]] = {}
         self._completions: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._holding: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
     def doc_freqs(self, token: str) -> Mapping[str, int]:
         """Per scored field holding `token`: how many documents hold it there."""
@@ -42,6 +45,15 @@ class TermCounts:
             searcher = self.searcher
             known = {f: n for f in SCORED_FIELDS if (n := searcher.doc_freq(f, token)) > 0}
             self._keep(self._counts, token, known)
+        return known
+
+    def holding(self, token: str, fields: tuple[str, ...]) -> tuple[str, ...]:
+        """Which of `fields` some document holds `token` in."""
+        known = self._holding.get((token, fields))
+        if known is None:
+            searcher = self.searcher
+            known = tuple(f for f in fields if searcher.doc_freq(f, token) > 0)
+            self._keep(self._holding, (token, fields), known)
         return known
 
     def completions(self, prefix: str) -> tuple[tuple[str, int], ...]:
@@ -60,8 +72,8 @@ class TermCounts:
             self._keep(self._completions, prefix, known)
         return known
 
-    def _keep(self, kept: dict[str, V], token: str, value: V) -> None:
+    def _keep(self, kept: dict[K, V], key: K, value: V) -> None:
         # Plain dict writes: threads racing on one word compute the same answer.
         if len(kept) >= self._capacity:
             kept.clear()
-        kept[token] = value
+        kept[key] = value

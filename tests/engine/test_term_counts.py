@@ -1,6 +1,8 @@
 """Term counts are kept per searcher (`engine.term_counts`): what the term dictionaries
 answered is asked once, and after a commit a search never plans with an older searcher's."""
 
+import tantivy
+
 from engine import SearchInput
 from engine.schema import SCORED_FIELDS
 from engine.term_counts import TermCounts
@@ -47,3 +49,18 @@ def test_a_word_first_recorded_after_a_search_is_found_after_the_commit(kb: Know
     kb.index()
     engine.refresh()
     assert [row.stepId for row in engine.search(request).results] == [recorded]
+
+
+def test_holding_names_the_fields_a_key_is_in(kb: Knowledge) -> None:
+    kb.session("mm-s1", goal="send tokens")
+    kb.step("mm-s1", test_id="send-1")
+    searcher = kb.engine().reader.searcher()
+    fields = ("sem_step", "sem_screen", "sem_session")
+    keys: dict[str, str] = {}
+    for _, address in searcher.search(tantivy.Query.all_query(), limit=10).hits:
+        document = searcher.doc(address)
+        keys.update({field: document[field][0] for field in fields if document[field]})
+    counts = TermCounts(searcher)
+    assert counts.holding(keys["sem_step"], fields) == ("sem_step",)
+    assert counts.holding(keys["sem_session"], fields) == ("sem_session",)
+    assert counts.holding("0" * 16, fields) == ()
