@@ -161,13 +161,33 @@ def other_space(space: VectorSpace, path: Path) -> str | None:
     )
 
 
+DOCSTORE_BLOCK_BYTES = 4096
+"""Stored documents are compressed in blocks of this size (Tantivy's default: 16 KB). Reading
+one document decompresses its whole block, and a search reads ~40 it has not read before (its
+rerank window's and its page's, everyday sentences asked once at 100k steps): with 4 KB blocks
+a search took 1.5-3.6 % less CPU (paired, two indexes of the same 100k steps, keyword and
+hybrid), for a doc store of 33.9 MB instead of 22.5 (2 KB: 43.6 MB, no faster)."""
+
+
 def create_generation(layout: IndexLayout) -> Path:
     """A new, empty generation with its meta file (not live until published)."""
     path = layout.new_generation()
     tantivy.Index(build_schema(), str(path), reuse=False)
+    _set_docstore_blocks(path, DOCSTORE_BLOCK_BYTES)
     _write_meta(path)
     Manifest(path).close()
     return path
+
+
+def _set_docstore_blocks(path: Path, block_bytes: int) -> None:
+    """Set the doc-store block size of a new, empty index. tantivy-py does not expose Tantivy's
+    index settings; they live in `meta.json`, which every writer of the index reads when it
+    opens it and writes back with each commit, so the setting holds for every segment written
+    or merged in this generation."""
+    meta_file = path / "meta.json"
+    meta = orjson.loads(meta_file.read_bytes())
+    meta["index_settings"]["docstore_blocksize"] = block_bytes
+    atomic_write(meta_file, orjson.dumps(meta))
 
 
 @dataclass(frozen=True, slots=True)

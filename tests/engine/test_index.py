@@ -8,7 +8,7 @@ import tantivy
 
 from engine import KnowledgeEngine, indexer
 from engine.errors import IndexUnavailable, StaleIndex
-from engine.index import META_FILE, IndexLayout, IndexReader, IndexWriter
+from engine.index import DOCSTORE_BLOCK_BYTES, META_FILE, IndexLayout, IndexReader, IndexWriter
 from engine.indexer import ensure_index, rebuild
 from engine.inputs import SearchInput, SessionsInput
 from engine.schema import SCHEMA_VERSION
@@ -50,6 +50,18 @@ def test_first_index_builds_a_generation_with_its_schema_version(two_sessions):
     generation = live_generation(two_sessions)
     assert generation.name == "gen-0001"
     assert orjson.loads((generation / META_FILE).read_bytes())["schemaVersion"] == SCHEMA_VERSION
+
+
+def test_a_generation_stores_documents_in_small_blocks_through_every_commit(two_sessions):
+    """Tantivy's index settings live in its meta.json, rewritten by each commit: the block size
+    set on the empty index must survive the build's commits and a later sync's."""
+    kb = two_sessions
+    kb.index()
+    kb.step("mm-send", test_id="confirm-button")
+    kb.index()
+    tantivy_meta = orjson.loads((live_generation(kb) / "meta.json").read_bytes())
+    assert tantivy_meta["index_settings"]["docstore_blocksize"] == DOCSTORE_BLOCK_BYTES < 16384
+    assert "confirm-button" in str(kb.search("confirm button", mode="keyword").results[0].target)
 
 
 def test_an_index_of_another_schema_version_is_refused_until_rebuilt(two_sessions):
