@@ -28,6 +28,7 @@ from engine import store_pages
 from engine.embedder import DIMENSION, MODEL_ID, ModelUnavailable, embedder_for
 from engine.errors import IndexUnavailable, StaleIndex
 from engine.files import atomic_write
+from engine.index_check import TANTIVY_META
 from engine.memory_text import EMBED_TEXTS
 from engine.schema import SCHEMA_VERSION, build_schema
 from engine.vectors import VectorSpace, VectorWriter, read_space
@@ -184,7 +185,7 @@ def _set_docstore_blocks(path: Path, block_bytes: int) -> None:
     index settings; they live in `meta.json`, which every writer of the index reads when it
     opens it and writes back with each commit, so the setting holds for every segment written
     or merged in this generation."""
-    meta_file = path / "meta.json"
+    meta_file = path / TANTIVY_META
     meta = orjson.loads(meta_file.read_bytes())
     meta["index_settings"]["docstore_blocksize"] = block_bytes
     atomic_write(meta_file, orjson.dumps(meta))
@@ -254,7 +255,7 @@ class IndexReader:
 def _tantivy_meta(generation: Path) -> bytes:
     """Tantivy's `meta.json` (its segments and the commit's opstamp); empty if unreadable."""
     try:
-        return (generation / "meta.json").read_bytes()
+        return (generation / TANTIVY_META).read_bytes()
     except OSError:
         return b""
 

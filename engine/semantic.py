@@ -332,7 +332,7 @@ def nearest_steps(view: ReadView, sims: Similarities) -> tantivy.Query | None:
     """The steps carrying one of the texts closest to the query (None: no text is close at
     all), each scoring its blend (step text + `SCREEN_WEIGHT` x screen text) for those texts,
     so that Tantivy returns the closest steps first. A clause only where some step holds the
-    text in that field (`TermCounts.holding`): a text is mostly a step's, a screen's or a
+    text in that field (`TermCounts.doc_freqs`): a text is mostly a step's, a screen's or a
     session's, so 60 % of the clauses were term lookups that matched nothing (52 of 128 live,
     median of the speed benchmark's queries), paid in building the query and in both searches
     that run it."""
@@ -351,7 +351,7 @@ def nearest_steps(view: ReadView, sims: Similarities) -> tantivy.Query | None:
         for row in nearest
         if sims.cos[row] > 0
         for field, weight in _BLENDED_FIELDS
-        if field in counts.holding(sims.keys[row], _KEY_FIELDS)
+        if field in counts.doc_freqs(sims.keys[row], _KEY_FIELDS)
     ]
     return tantivy.Query.boolean_query(near) if near else None
 

@@ -8,7 +8,7 @@ of them distinct. The answers cannot change while the searcher does (a searcher 
 commit), so they are kept per searcher object, as `engine.stored_docs` keeps its documents: a
 reload starts afresh. Measured at 100k steps: planning a query 0.88-1.13 -> 0.58-0.73 ms in
 hybrid mode (docs/BENCHMARKS.md, session 16). The semantic leg asks it too which fields hold
-a text's key (`holding`, `engine.semantic.nearest_steps`).
+a text's key (`engine.semantic.nearest_steps`).
 """
 
 from collections.abc import Mapping
@@ -34,26 +34,16 @@ class TermCounts:
     def __init__(self, searcher: tantivy.Searcher, capacity: int = MAX_KEPT_WORDS) -> None:
         self.searcher = searcher
         self._capacity = capacity
-        self._counts: dict[str, Mapping[str, int]] = {}
+        self._counts: dict[tuple[str, tuple[str, ...]], Mapping[str, int]] = {}
         self._completions: dict[str, tuple[tuple[str, int], ...]] = {}
-        self._holding: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
-    def doc_freqs(self, token: str) -> Mapping[str, int]:
-        """Per scored field holding `token`: how many documents hold it there."""
-        known = self._counts.get(token)
+    def doc_freqs(self, token: str, fields: tuple[str, ...] = SCORED_FIELDS) -> Mapping[str, int]:
+        """Per field of `fields` holding `token`: how many documents hold it there."""
+        known = self._counts.get((token, fields))
         if known is None:
             searcher = self.searcher
-            known = {f: n for f in SCORED_FIELDS if (n := searcher.doc_freq(f, token)) > 0}
-            self._keep(self._counts, token, known)
-        return known
-
-    def holding(self, token: str, fields: tuple[str, ...]) -> tuple[str, ...]:
-        """Which of `fields` some document holds `token` in."""
-        known = self._holding.get((token, fields))
-        if known is None:
-            searcher = self.searcher
-            known = tuple(f for f in fields if searcher.doc_freq(f, token) > 0)
-            self._keep(self._holding, (token, fields), known)
+            known = {f: n for f in fields if (n := searcher.doc_freq(f, token)) > 0}
+            self._keep(self._counts, (token, fields), known)
         return known
 
     def completions(self, prefix: str) -> tuple[tuple[str, int], ...]:

@@ -51,7 +51,7 @@ def test_a_word_first_recorded_after_a_search_is_found_after_the_commit(kb: Know
     assert [row.stepId for row in engine.search(request).results] == [recorded]
 
 
-def test_holding_names_the_fields_a_key_is_in(kb: Knowledge) -> None:
+def test_counts_name_only_the_fields_a_key_is_in(kb: Knowledge) -> None:
     kb.session("mm-s1", goal="send tokens")
     kb.step("mm-s1", test_id="send-1")
     searcher = kb.engine().reader.searcher()
@@ -61,6 +61,6 @@ def test_holding_names_the_fields_a_key_is_in(kb: Knowledge) -> None:
         document = searcher.doc(address)
         keys.update({field: document[field][0] for field in fields if document[field]})
     counts = TermCounts(searcher)
-    assert counts.holding(keys["sem_step"], fields) == ("sem_step",)
-    assert counts.holding(keys["sem_session"], fields) == ("sem_session",)
-    assert counts.holding("0" * 16, fields) == ()
+    assert tuple(counts.doc_freqs(keys["sem_step"], fields)) == ("sem_step",)
+    assert tuple(counts.doc_freqs(keys["sem_session"], fields)) == ("sem_session",)
+    assert tuple(counts.doc_freqs("0" * 16, fields)) == ()
