@@ -319,7 +319,7 @@ def main() -> int:
         }
         for mode in [m for m in MODES if m in modes and build["ok"]]:
             searched[f"{mode}, {different_count} different queries first asked"] = bench_search(
-                root, work, size, different, 1, args.k, mode, "-different"
+                root, work, size, different, args.repeats, args.k, mode, "-different"
             )
         big = size > args.baselines_max_size
         base = {} if big else bench_baselines(root, work, size, queries)
@@ -348,10 +348,11 @@ def main() -> int:
             + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
             + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
             + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`; "
-            + f"the rows `… first asked`: one run over the {different_count} different queries of "
-            + "the public and dev sets, each asked once (a search keeps the stored documents it "
-            + "read for the next ones, `engine/stored_docs.py`: repeating a query would reuse "
-            + "them; agents repeating one get the search cache's answer instead)\n"
+            + f"the rows `… first asked`: the {different_count} different queries of the public "
+            + f"and dev sets, each asked once per run, {args.repeats} runs (a search keeps the "
+            + "stored documents it read for the next ones, `engine/stored_docs.py`: repeating a "
+            + "query would reuse them; agents repeating one get the search cache's answer "
+            + "instead)\n"
             + "- knowhow: `reindex` into an empty dir, then `batch-search --mode M` "
             + f"{args.repeats}× per mode (loads the index, and in hybrid the model, once per run); "
             + "latencies are the **median over runs** of each run's percentile; peak RSS "
