@@ -102,6 +102,18 @@ class Embedder:
             out[batch] = self._run(ids[batch, :width], mask[batch, :width])
         return out
 
+    def tokenize(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """One text's token ids and attention mask, as `embed` cuts them for a batch of one (no
+        padding): a search tokenizes its query itself, so the embedding thread wakes to a
+        ready ONNX run (`engine.semantic.embed_soon`)."""
+        encoded = self._tokenizer.encode(text)
+        return np.array([encoded.ids], np.int64), np.array([encoded.attention_mask], np.int64)
+
+    def embed_tokens(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
+        """The vector of one tokenized text (`tokenize`): bit for bit `embed([text])[0]`."""
+        vector: Vectors = self._run(ids, mask)[0]
+        return vector
+
     def _run(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden: Vectors = self._session.run(None, feeds)[0]

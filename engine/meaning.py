@@ -4,14 +4,17 @@ semantic-only hit matched. Exact matches (the keyword leg's first tier) stay fir
 """
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tantivy
 
+from analyzers import SynonymTable, glossed
 from engine.clauses import doc_key, unscored
+from engine.embedder import Embedder, Vectors
 from engine.filters import FilterClauses, ReadView
 from engine.hybrid import RERANK_WINDOW, Hit, fuse, semantic_weight
 from engine.inputs import SearchInput
+from engine.memory_text import names_an_observation
 from engine.query import PlannedQuery, scored_query
 from engine.semantic import (
     CANDIDATE_DEPTH,
@@ -20,6 +23,7 @@ from engine.semantic import (
     PendingMeaning,
     SemanticLeg,
     Similarities,
+    embed_soon,
     embeddable,
     nearest_steps,
     semantic_candidates,
@@ -66,18 +70,46 @@ class Meaning:
     searches at once, on two cores: Tantivy releases the GIL), instead of waiting for both."""
 
 
+@dataclass(frozen=True, slots=True)
+class QueryEmbedding:
+    """What a search embeds for its query (`query_embedding`) and, once started, its vector."""
+
+    text: str
+    """The query with the app's words its everyday expressions mean appended
+    (`analyzers.glossary`: one text, one ONNX run)."""
+    observing: bool
+    """The query asks what a screen shows (`memory_text.names_an_observation`): observing
+    steps' texts are not weighed down, actions' are (`semantic.text_weights`)."""
+    vector: "Future[Vectors] | None" = None
+    """Its vector under way (`semantic.embed_soon`), when started before the search."""
+
+    def started(self, embedder: Embedder) -> "QueryEmbedding":
+        """This text with its embedding started on the embedding thread."""
+        return replace(self, vector=embed_soon(embedder, self.text))
+
+    def cancel(self) -> None:
+        """Skip the ONNX run if the embedding thread has not begun it (the search did not
+        need it: answered from the cache, or by keywords, or failed)."""
+        if self.vector is not None:
+            self.vector.cancel()
+
+
+def query_embedding(query: str, synonyms: SynonymTable) -> QueryEmbedding:
+    """What a search embeds for `query` (not started yet)."""
+    means = synonyms.glossary.meanings(query)
+    observing = any(names_an_observation(words) for words in means)
+    return QueryEmbedding(glossed(query, means) or query, observing)
+
+
 def start_meaning(
     leg: SemanticLeg,
-    text: str,
+    asked: QueryEmbedding,
     view: ReadView,
     request: SearchInput,
     filters: FilterClauses,
-    observing: bool = False,
 ) -> Meaning:
-    """Embed `text` (the query, glossed) and look up its semantic candidates on the embedding
-    thread, while the caller runs the keyword leg. `observing`: the query asks what a screen
-    shows (`memory_text.names_an_observation`): observing steps' texts are not weighed down,
-    actions' are (`semantic.text_weights`)."""
+    """Embed the query (`asked`; unless already started) and look up its semantic
+    candidates on the embedding thread, while the caller runs the keyword leg."""
     min_similarity = _min_similarity(request)
     near_ready: Future[tantivy.Query | None] = Future()
 
@@ -99,7 +131,7 @@ def start_meaning(
             },
         )
 
-    return Meaning(leg.start(text, find, observing), near_ready)
+    return Meaning(leg.start(asked.text, find, asked.observing, asked.vector), near_ready)
 
 
 def _min_similarity(request: SearchInput) -> float:

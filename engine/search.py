@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import tantivy
 
-from analyzers import SynonymTable, glossed
+from analyzers import SynonymTable
 from engine.clauses import all_of, doc_key, hit_count, one_of, term, unscored
 from engine.documents import read_rank_record
 from engine.duplicates import Related
@@ -26,8 +26,14 @@ from engine.hybrid import RERANK_WINDOW, Hit, settle
 from engine.inputs import SearchInput
 from engine.lifecycle import SUPERSEDED_FIELD, is_superseded
 from engine.matched import page_evidence
-from engine.meaning import answer_mode, meaning_fields, start_meaning, with_meaning
-from engine.memory_text import names_an_observation
+from engine.meaning import (
+    QueryEmbedding,
+    answer_mode,
+    meaning_fields,
+    query_embedding,
+    start_meaning,
+    with_meaning,
+)
 from engine.payload import read_payload
 from engine.query import Clause, PlannedQuery, holds_any, plan_query, scored_query, step_filter
 from engine.results import SearchPage
@@ -55,10 +61,12 @@ def search(
     semantic: SemanticLeg | str,
     related: Related | None = None,
     sources: SessionSources | None = None,
+    embedding: QueryEmbedding | None = None,
 ) -> SearchPage:
     """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
     counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
-    `sourceSession`s read for this commit so far (else they are read)."""
+    `sourceSession`s read for this commit so far (else they are read); `embedding`: the
+    query's, when the caller started it already (`meaning.query_embedding`)."""
     searcher, schema = view.searcher, view.schema
     now_ms = epoch_ms_of(view.now)
     filters = search_filters(view, request)
@@ -71,15 +79,12 @@ def search(
         filters.append((tantivy.Occur.Must, unscored(types)))
     end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
     mode_used, degraded = answer_mode(request, semantic)
-    # The query is embedded and its semantic candidates looked up (on the embedding thread)
-    # while the keyword leg searches; with the app's words its everyday expressions mean
-    # appended (`analyzers.glossary`), one text, one run.
+    # The query is embedded (unless the caller started it) and its semantic candidates looked
+    # up on the embedding thread while the keyword leg searches.
     meaning = None
     if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
-        means = synonyms.glossary.meanings(request.query)
-        observing = any(names_an_observation(words) for words in means)
-        text = glossed(request.query, means) or request.query
-        meaning = start_meaning(semantic, text, view, request, filters, observing)
+        asked = embedding or query_embedding(request.query, synonyms)
+        meaning = start_meaning(semantic, asked, view, request, filters)
     plan = plan_query(view.term_counts(), request.query, synonyms, typos)  # while the query embeds
     ranked: list[Hit] = []
     total = 0

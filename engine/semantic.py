@@ -101,22 +101,19 @@ class SemanticLeg:
         query: str,
         then: Callable[["Similarities"], T],
         observing: bool = False,
+        vector: "Future[Vectors] | None" = None,
     ) -> "PendingMeaning[T]":
         """Embed the query on the embedding thread, then run `then` with its similarities
         there too, and return at once: a search starts it before its keyword leg, so the model
         (~5 ms of CPU) and the semantic leg's own Tantivy searches (which release the GIL) run
         while the keyword leg searches, on a second core when there is one.
-        `observing`: the query asks what a screen shows (`text_weights`)."""
-        _one_blas_thread()
-        global _worker
-        with _worker_lock:
-            if _worker is None or not _worker.is_alive():
-                _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
-                _worker.start()
+        `observing`: the query asks what a screen shows (`text_weights`). `vector`: the
+        query's vector, when `embed_soon` started it earlier (by the same embedder)."""
+        if vector is None:
+            vector = embed_soon(self.embedder, query)
         self.vectors.refresh()
-        vector: Future[Vectors] = Future()
         found: Future[T] = Future()
-        _jobs.put(partial(self._embed_then, query, then, observing, vector, found))
+        _jobs.put(partial(self._then, vector, then, observing, found))
         return PendingMeaning(
             self, vector, found, time.monotonic() + self.timeout, self.vectors.numbered
         )
@@ -130,22 +127,18 @@ class SemanticLeg:
         cos = (matrix @ vector) * text_weights(self.vectors, observing)
         return Similarities(cos, self.vectors.keys, self.vectors.numbered)
 
-    def _embed_then(
+    def _then(
         self,
-        query: str,
+        vector: "Future[Vectors]",
         then: Callable[["Similarities"], T],
         observing: bool,
-        vector: "Future[Vectors]",
         found: "Future[T]",
     ) -> None:
-        """The embedding thread's job: the query's vector, then what `then` finds with it,
-        unless the search stopped waiting (`found` cancelled); failures are handed over."""
-        if not vector.set_running_or_notify_cancel():
-            return
-        try:
-            vector.set_result(self.embedder.embed([query])[0])
-        except Exception as exc:  # handed to the waiting search, which raises it
-            vector.set_exception(exc)
+        """The embedding thread's job after the query's ONNX run (queued before it, so the
+        vector is there, failed or cancelled): what `then` finds with it, unless the search
+        stopped waiting (`found` cancelled); failures are handed over."""
+        if not vector.done() or vector.cancelled() or vector.exception() is not None:
+            found.cancel()  # the search raises the vector's failure (`PendingMeaning`)
             return
         if not found.set_running_or_notify_cancel():
             return
@@ -153,6 +146,36 @@ class SemanticLeg:
             found.set_result(then(self.similarities(vector.result(), observing)))
         except BaseException as exc:  # a Tantivy panic too: the search raises it, not us
             found.set_exception(exc)
+
+
+def embed_soon(embedder: Embedder, text: str) -> "Future[Vectors]":
+    """Start embedding `text` on the embedding thread; its vector comes through the future.
+
+    The text is tokenized here, so the thread wakes to a ready ONNX run: waking a sleeping
+    thread costs ~0.35 ms on this project's VMs, and a search starts its query's embedding
+    before it even checks the index, so that the wake and the run overlap the checks and
+    the keyword leg (docs/ARCHITECTURE.md, "Two threads per hybrid search"). Cancelling the
+    future before the thread reaches it skips the run (a search answered from its cache)."""
+    _one_blas_thread()
+    ids, mask = embedder.tokenize(text)
+    vector: Future[Vectors] = Future()
+    _ensure_worker()
+    _jobs.put(partial(_embed_job, embedder, ids, mask, vector))
+    return vector
+
+
+def _embed_job(
+    embedder: Embedder,
+    ids: "np.ndarray[Any, Any]",
+    mask: "np.ndarray[Any, Any]",
+    vector: "Future[Vectors]",
+) -> None:
+    if not vector.set_running_or_notify_cancel():
+        return
+    try:
+        vector.set_result(embedder.embed_tokens(ids, mask))
+    except Exception as exc:  # handed to the waiting search, which raises it
+        vector.set_exception(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +274,15 @@ def text_weights(vectors: VectorReader, observing: bool = False) -> Vectors:
 _jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
+
+
+def _ensure_worker() -> None:
+    """The embedding thread, started on first use (and again if it ever died)."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_embed_jobs, name="knowhow-embed", daemon=True)
+            _worker.start()
 
 
 def _embed_jobs() -> None:

@@ -113,6 +113,15 @@ def test_without_a_writable_temporary_folder_the_model_loads_from_memory(
     assert Embedder(model_path()).embed(TEXTS).tobytes() == expected.tobytes()
 
 
+def test_a_query_tokenized_by_the_search_embeds_as_in_a_batch() -> None:
+    """A search tokenizes its query itself and hands the embedding thread the tokens
+    (`Embedder.tokenize`, `embed_tokens`): the vector must be bit for bit the one `embed`
+    gives the text (a long text truncated the same way, one of a single character too)."""
+    model = load_embedder()
+    alone = [model.embed_tokens(*model.tokenize(text)).tobytes() for text in TEXTS]
+    assert alone == [vector.tobytes() for vector in model.embed(TEXTS)]
+
+
 def test_one_thread_embeds_what_every_core_embeds() -> None:
     """Searches embed queries on one thread, builds their texts on every core
     (`embedder.SEARCH_THREADS`, `embedder_for`): both must give the same vectors, or a query

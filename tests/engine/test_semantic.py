@@ -5,7 +5,6 @@ words than the records, as people ask.
 """
 
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ from engine.errors import InvalidInput
 from engine.index import IndexLayout
 from engine.indexer import rebuild
 from engine.inputs import SearchInput, validate
+from engine.knowledge import KnowledgeEngine
+from engine.meaning import QueryEmbedding
 from engine.memory_text import is_observation_text
 from engine.semantic import (
     EMBED_TIMEOUT_ENV,
@@ -29,6 +30,7 @@ from engine.semantic import (
     SCREEN_WEIGHT,
     SemanticLeg,
     configured_embed_timeout,
+    embed_soon,
     top_rows,
 )
 from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, TEXTS_FILE, text_key
@@ -211,13 +213,13 @@ def test_a_slow_model_answers_by_keywords_loudly(
 ) -> None:
     """The model stays stuck until the test lets it go (no clock decides the outcome)."""
     release = threading.Event()
-    real_embed = Embedder.embed
+    real_embed = Embedder.embed_tokens  # how a search embeds its query (`semantic.embed_soon`)
 
-    def stuck(self: Embedder, texts: Sequence[str]) -> Vectors:
+    def stuck(self: Embedder, ids: Any, mask: Any) -> Vectors:
         release.wait(timeout=60)
-        return real_embed(self, texts)
+        return real_embed(self, ids, mask)
 
-    monkeypatch.setattr(Embedder, "embed", stuck)
+    monkeypatch.setattr(Embedder, "embed_tokens", stuck)
     engine = kb.engine(embed_timeout=0.05)
     try:
         page = engine.search(validate(SearchInput, {"query": "coin overview send"}))
@@ -229,10 +231,65 @@ def test_a_slow_model_answers_by_keywords_loudly(
     assert "keyword mode" in caplog.text
     last = engine.semantic_status()["lastDegraded"]
     assert isinstance(last, dict) and "longer than 50 ms" in last["reason"]
-    monkeypatch.setattr(Embedder, "embed", real_embed)
+    monkeypatch.setattr(Embedder, "embed_tokens", real_embed)
     engine.embed_timeout = 60.0  # the released model may still be finishing the stuck query
     again = engine.search(validate(SearchInput, {"query": "coin overview send"}))
     assert again.modeUsed == "hybrid" and again.degraded is None  # a slow answer is not cached
+
+
+def test_an_embedding_started_before_the_search_answers_the_same(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a search has loaded the model, the engine starts the next query's embedding before
+    it even checks the index (`KnowledgeEngine._early_embedding`): the answer is the one a
+    search that embeds its query itself gives (an engine's first search)."""
+    started: list[QueryEmbedding | None] = []
+    early_embedding = KnowledgeEngine._early_embedding
+
+    def spy(self: KnowledgeEngine, request: SearchInput) -> QueryEmbedding | None:
+        started.append(early_embedding(self, request))
+        return started[-1]
+
+    monkeypatch.setattr(KnowledgeEngine, "_early_embedding", spy)
+    request = validate(SearchInput, {"query": "how do I get into my wallet"})
+    itself = kb.engine(cache_searches=False).search(request)
+    warmed = kb.engine(cache_searches=False)
+    warmed.search(validate(SearchInput, {"query": "send some ether"}))
+    early = warmed.search(request)
+    assert started[0] is None and started[1] is None  # each engine's first search
+    last = started[2]
+    assert last is not None and last.vector is not None and last.vector.done()
+    assert early.modeUsed == "hybrid" and any(r.similarity for r in early.results)
+    assert early.model_dump() == itself.model_dump()
+
+
+def test_a_cached_answer_does_not_run_the_model(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedding a search starts early is cancelled when the cache answers: the
+    embedding thread (held busy here, so the search's run waits behind) skips it."""
+    engine = kb.engine()
+    request = validate(SearchInput, {"query": "how do I get into my wallet"})
+    first = engine.search(request)
+    leg = engine.semantic()
+    assert isinstance(leg, SemanticLeg)
+    gate, runs = threading.Event(), []
+    real_embed = Embedder.embed_tokens
+
+    def counted(self: Embedder, ids: Any, mask: Any) -> Vectors:
+        gate.wait(timeout=60)
+        runs.append(ids.shape[1])
+        return real_embed(self, ids, mask)
+
+    monkeypatch.setattr(Embedder, "embed_tokens", counted)
+    held = embed_soon(leg.embedder, "hold the embedding thread")
+    try:
+        again = engine.search(request)
+    finally:
+        gate.set()
+    after = embed_soon(leg.embedder, "the last job")
+    assert held.result(timeout=60) is not None and after.result(timeout=60) is not None
+    assert again == first and len(runs) == 2  # the two held jobs ran; the search's did not
 
 
 @pytest.mark.parametrize(
@@ -412,9 +469,11 @@ def test_a_search_says_when_its_query_asks_what_a_screen_shows(
     asked: list[bool] = []
     start = SemanticLeg.start
 
-    def recorded(leg: SemanticLeg, text: str, then: Any, observing: bool = False) -> Any:
+    def recorded(
+        leg: SemanticLeg, text: str, then: Any, observing: bool = False, vector: Any = None
+    ) -> Any:
         asked.append(observing)
-        return start(leg, text, then, observing)
+        return start(leg, text, then, observing, vector)
 
     monkeypatch.setattr(SemanticLeg, "start", recorded)
     kb.engine().search(SearchInput(query=query, mode="semantic"))
