@@ -16,7 +16,7 @@ from typing import TypeVar
 import tantivy
 
 from analyzers import SynonymTable
-from engine import listing
+from engine import listing, store_pages
 from engine.clusters import cluster
 from engine.duplicates import Related, find_duplicates
 from engine.embedder import DIMENSION, MODEL_ID, Embedder, ModelUnavailable, load_embedder
@@ -66,6 +66,13 @@ SEARCHES_PER_RELEASE = 8
 of the whole mapping (~0.45 ms at 100k steps, more at 1M) and the pages a later search reads
 again fault back in, so it is paid once per 8 searches; the searcher's resident memory then
 holds at most the pages of the last 8 searches' ~120 stored documents each."""
+RELEASE_GROWTH_BYTES = 32 * 1024 * 1024
+"""...or sooner, once the process's resident memory grew this much since the last release.
+How much a stored document maps depends on the kernel's page cache, not on us: where it holds
+a file in large folios (ext4 on Linux 6.x, once a file is read back after being evicted), a
+fault maps the whole folio, and a search at 1M steps mapped ~20 MB of doc store instead of ~1
+MB; 8 searches' worth put the searching RSS at 1M at 378-424 MiB (fresh index: 281-307).
+Releasing on growth held it at ~320 MiB (docs/BENCHMARKS.md, session 17)."""
 
 
 class KnowledgeEngine:
@@ -109,6 +116,8 @@ class KnowledgeEngine:
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
         self._unreleased = 0
         """Searches' worth of reads since the doc-store pages were last released (`_guarded`)."""
+        self._resident_at_release: int | None = None
+        """The process's resident bytes after that release (`RELEASE_GROWTH_BYTES`)."""
 
     @property
     def reader(self) -> IndexReader:
@@ -153,7 +162,8 @@ class KnowledgeEngine:
         they stay in the page cache, out of the searcher's resident memory) once
         `SEARCHES_PER_RELEASE` searches' worth of reads ran since the last release: a read
         counts as `searches` of them (a search 1, a reload 0, any other read, which may read
-        thousands of documents, all of them: released at once)."""
+        thousands of documents, all of them: released at once), or sooner once resident
+        memory grew by `RELEASE_GROWTH_BYTES`."""
         try:
             answer = action()
         except IndexUnavailable:
@@ -167,10 +177,22 @@ class KnowledgeEngine:
                 raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
             raise
         self._unreleased += searches
-        if self._reader is not None and self._unreleased >= SEARCHES_PER_RELEASE:
+        if self._reader is not None and (
+            self._unreleased >= SEARCHES_PER_RELEASE or self._resident_grew()
+        ):
             self._reader.release_store_pages()
             self._unreleased = 0
+            self._resident_at_release = store_pages.resident_bytes()
         return answer
+
+    def _resident_grew(self) -> bool:
+        """Whether the process's resident memory grew by `RELEASE_GROWTH_BYTES` since the last
+        release (before any: since the first read)."""
+        resident = store_pages.resident_bytes()
+        if resident is None or self._resident_at_release is None:
+            self._resident_at_release = resident
+            return False
+        return resident - self._resident_at_release > RELEASE_GROWTH_BYTES
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""

@@ -7,7 +7,11 @@ most of the file: a search reads ~100-300 stored documents at random places, and
 maps the 64 KB around every page fault from the page cache (fault-around; `MADV_RANDOM` does not
 change it, measured). At 1M steps 124 of the doc store's 225 MB were resident after 200
 searches, the largest part of a searcher's RSS (docs/BENCHMARKS.md, searching memory at 1M).
-The doc store is not a working set: each search reads its own documents. `madvise(DONTNEED)`
+Where the page cache holds the file in large folios (ext4 on Linux 6.x, once the file is read
+back after being evicted), a fault maps the whole folio: ~20 MB of doc store per search at 1M
+(session 17), so the engine also releases on growth (`engine.knowledge.RELEASE_GROWTH_BYTES`,
+measured by `resident_bytes`). The doc store is not a working set: each search reads its own
+documents. `madvise(DONTNEED)`
 on a read-only file mapping only drops the process's page-table entries: the pages stay in
 the kernel's page cache (shared, and reclaimable first once no process maps them), and the next
 read of one maps it again with a minor fault (~0.6 ms per search at 1M, measured). The other
@@ -32,6 +36,7 @@ from functools import cache
 from pathlib import Path
 
 MAPS = Path("/proc/self/maps")
+STATM = Path("/proc/self/statm")
 
 
 def store_files(generation: Path, segment_ids: Iterable[str]) -> frozenset[str]:
@@ -80,6 +85,14 @@ class StoreMappings:
             if madvise(start, length, mmap.MADV_DONTNEED) == 0:
                 released += length
         return released
+
+
+def resident_bytes(statm: Path = STATM) -> int | None:
+    """This process's resident memory (`/proc/self/statm`, ~15 us), or None where unknown."""
+    try:
+        return int(statm.read_text().split()[1]) * mmap.PAGESIZE
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _mappings(files: frozenset[str], maps: Path) -> dict[str, tuple[int, int]]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import KnowledgeEngine, LastInput, SearchInput, SearchPage
-from engine.knowledge import SEARCHES_PER_RELEASE
+from engine import KnowledgeEngine, LastInput, SearchInput, SearchPage, store_pages
+from engine.knowledge import RELEASE_GROWTH_BYTES, SEARCHES_PER_RELEASE
 from engine.store_pages import MAPS, StoreMappings
 from tests.conftest import Knowledge
 
@@ -80,6 +80,35 @@ def test_searches_leave_no_doc_store_page_mapped_every_few_and_answer_the_same(
 
 
 @linux_only
+def test_searches_release_sooner_once_resident_memory_grew(
+    kb: Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the page cache holds a file in large folios, reading one stored document maps
+    the whole folio: the pages are released as soon as resident memory grew by
+    `RELEASE_GROWTH_BYTES` since the last release, not only every `SEARCHES_PER_RELEASE`
+    searches. (The growth is simulated: each look at it finds a bit over half the bound.)"""
+    kb.session("mm-s1", goal="send tokens")
+    for n in range(30):
+        kb.step("mm-s1", test_id=f"send-button-{n}", screen="send")
+    engine = kb.engine(cache_searches=False)
+    resident = [256 * 1024 * 1024]
+
+    def growing() -> int:
+        resident[0] += RELEASE_GROWTH_BYTES // 2 + 1
+        return resident[0]
+
+    monkeypatch.setattr(store_pages, "resident_bytes", growing)
+    request = SearchInput(query="send button", limit=50, mode="keyword")
+    first = engine.search(request)  # the first read marks where memory stands
+    assert resident_kb(".store", kb.index_dir) > 0
+    assert engine.search(request).model_dump() == first.model_dump()  # half the bound: kept
+    assert resident_kb(".store", kb.index_dir) > 0
+    engine.refresh()  # a reload reads nothing, but over the bound now: released
+    assert resident_kb(".store", kb.index_dir) == 0
+    assert SEARCHES_PER_RELEASE > 3  # so neither release was the count's
+
+
+@linux_only
 def test_a_read_other_than_a_search_releases_at_once(kb: Knowledge) -> None:
     kb.session("mm-s1", goal="send tokens")
     for n in range(30):
@@ -128,3 +157,14 @@ def test_without_a_maps_listing_nothing_is_released(tmp_path: Path) -> None:
         gone = StoreMappings(frozenset({str(path.resolve())}), maps=tmp_path / "no-maps")
         assert gone.release() == 0
         read_all(mapping)
+
+
+def test_resident_memory_is_read_where_the_system_says_it(tmp_path: Path) -> None:
+    """`/proc/self/statm`'s resident pages in bytes; None without the file or with a
+    malformed one (then only the count of searches releases)."""
+    if store_pages.STATM.exists():
+        resident = store_pages.resident_bytes()
+        assert resident is not None and resident > 1024 * 1024
+    assert store_pages.resident_bytes(tmp_path / "missing") is None
+    (tmp_path / "statm").write_text("12")
+    assert store_pages.resident_bytes(tmp_path / "statm") is None
