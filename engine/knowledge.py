@@ -71,8 +71,8 @@ RELEASE_GROWTH_BYTES = 32 * 1024 * 1024
 How much a stored document maps depends on the kernel's page cache, not on us: where it holds
 a file in large folios (ext4 on Linux 6.x, once a file is read back after being evicted), a
 fault maps the whole folio, and a search at 1M steps mapped ~20 MB of doc store instead of ~1
-MB; 8 searches' worth put the searching RSS at 1M at 378-424 MiB (fresh index: 281-307).
-Releasing on growth held it at ~320 MiB (docs/BENCHMARKS.md, session 17)."""
+MB; 8 searches' worth put hybrid's searching RSS at 1M at 354-424 MiB (a fresh index:
+281-307 MB). Released on growth: 310 / 335 MiB (docs/BENCHMARKS.md, session 17)."""
 
 
 class KnowledgeEngine:

@@ -11,12 +11,12 @@ Where the page cache holds the file in large folios (ext4 on Linux 6.x, once the
 back after being evicted), a fault maps the whole folio: ~20 MB of doc store per search at 1M
 (session 17), so the engine also releases on growth (`engine.knowledge.RELEASE_GROWTH_BYTES`,
 measured by `resident_bytes`). The doc store is not a working set: each search reads its own
-documents. `madvise(DONTNEED)`
-on a read-only file mapping only drops the process's page-table entries: the pages stay in
-the kernel's page cache (shared, and reclaimable first once no process maps them), and the next
-read of one maps it again with a minor fault (~0.6 ms per search at 1M, measured). The other
-index files (postings, term dictionaries, fieldnorms, fast fields) are what every search reads
-again: they stay mapped (unmapping them too cost +10 ms per search).
+documents. `madvise(DONTNEED)` on a read-only file mapping only drops the process's page-table
+entries: the pages stay in the kernel's page cache (shared, and reclaimable first once no
+process maps them), and the next read of one maps it again with a minor fault (~0.6 ms per
+search at 1M, measured). The other index files (postings, term dictionaries, fieldnorms, fast
+fields) are what every search reads again: they stay mapped (unmapping them too cost +10 ms
+per search).
 
 Safety: `DONTNEED` discards anonymous memory, so a range is released only when it is certainly
 a live doc-store mapping: the `.store` file of a segment the caller's searcher holds (the
