@@ -61,7 +61,11 @@ bench: bench-quality bench-speed bench-reuse
 bench-quality: install
 	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl \
 		--queries scripts/eval/queries_paraphrase_dev.jsonl \
-		--queries scripts/eval/queries_paraphrase_holdout.jsonl
+		--queries scripts/eval/queries_paraphrase_holdout.jsonl \
+		--queries scripts/eval/queries_agent_dev.jsonl \
+		--queries scripts/eval/blind/queries_blind.jsonl \
+		--queries scripts/eval/queries_nothing.jsonl \
+		--queries scripts/eval/queries_bad_input.jsonl
 
 bench-speed: install
 	$(BIN)/python scripts/bench_speed.py

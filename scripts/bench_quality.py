@@ -10,8 +10,10 @@ every run twice: with the eval's score.py, and with the pure-Python measures bel
 never depend on ir-measures being installed; the two must agree within 0.001. Results go to stdout,
 to WORK/quality.json and to the bench-quality section of docs/BENCHMARKS.md.
 The public query set and the public paraphrase set (both from the eval folder) always run;
-`--queries` adds more (`make bench-quality` adds our dev, dev paraphrase and held-out paraphrase
-sets). Each set prints its targets as PASS/FAIL lines:
+`--queries` adds more (`make bench-quality` adds our dev, dev paraphrase, held-out paraphrase,
+agent-sentence dev and blind sets, and the nothing-matches and bad-input sets). A set where no query
+has a relevant step (nothing-matches, bad input) has no nDCG: it reports, per run, how many of its
+queries were answered with results. Every other set prints its targets as PASS/FAIL lines:
 - a set of queries in the corpus's words (public, dev): overall nDCG@10 >= best baseline + 0.15,
   and on every query kind >= the best baseline;
 - a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (issue 7's bar for
@@ -167,6 +169,29 @@ def set_pass(tgt: dict, scores: dict[str, dict]) -> bool:
     return bool(tgt["overall_pass"]) and not tgt["kinds_failing"]
 
 
+def answered(runs: dict[str, Path], qids: list[str]) -> dict[str, dict[str, float]]:
+    """Per run: how many queries got at least one result, and the mean number of results.
+
+    A set whose queries have no relevant step (nothing-matches, bad input) has no nDCG: what
+    matters there is whether search answers with results at all (k caps the count).
+    """
+    res: dict[str, dict[str, float]] = {}
+    for name, path in runs.items():
+        ranked = read_run(path)
+        counts = [float(len(ranked.get(q, []))) for q in qids]
+        res[name] = {"answered": sum(1 for c in counts if c), "mean_results": mean(counts)}
+    return res
+
+
+def answered_report(qset: str, stats: dict[str, dict[str, float]], n_queries: int) -> str:
+    rows = [
+        [n, f"{int(v['answered'])} of {n_queries}", f"{v['mean_results']:.1f}"]
+        for n, v in stats.items()
+    ]
+    md = f"**{qset}** — no query has a relevant step: queries answered with results\n\n"
+    return md + md_table(["run", "answered", "mean results"], rows)
+
+
 def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str]) -> str:
     names = [n for n in [*BASELINES, *KNOWHOW_RUNS] if n in scores]
     kinds = sorted({k for n in names for k in scores[n]["kinds"]})
@@ -256,6 +281,13 @@ def main() -> int:
             result.setdefault("knowhow_latency", {}).setdefault(qset, {})[mode] = last_json(
                 p.stdout
             )
+        if not qrels:
+            stats = answered(runs, list(kinds))
+            md = answered_report(qset, stats, len(kinds))
+            sections.append(md)
+            out(md)
+            result.setdefault("query_sets", {})[qset] = {"queries": str(qfile), "answered": stats}
+            continue
         scores = {n: summarize(per_query(qrels, read_run(path)), kinds) for n, path in runs.items()}
         cmd = [sys.executable, str(ev / "score.py"), "--qrels", str(qrels_path)]
         cmd += ["--queries", str(qfile), "--markdown"]
@@ -284,7 +316,9 @@ def main() -> int:
         }
 
     write_json(work / "quality.json", result)
-    if not all("knowhow" in qs["scores"] for qs in result["query_sets"].values()):
+    if not all(
+        "knowhow" in qs.get("scores", qs.get("answered")) for qs in result["query_sets"].values()
+    ):
         err("knowhow did not run: docs/BENCHMARKS.md left as it was")
     elif not args.no_write:
         index_line = f"knowhow reindex: {result['knowhow_reindex']['wall_s']:.1f} s wall"
