@@ -39,7 +39,7 @@ from engine import (
 from server.inputs import RecordStepInput
 from server.recording import prepare_step
 
-SAMPLE = REPO / "server" / "sample_root"
+SAMPLE = REPO / "server" / "demo" / "sample_root"
 BIG_SESSION = "mm-bench-limits-big"
 QUERY = "quokka marmot"
 """Words found only in the big text, so the big step is what a search must return."""

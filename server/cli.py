@@ -728,7 +728,6 @@ def main() -> None:  # pragma: no cover - console entry
     app()
 
 
-SAMPLE_ROOT = Path(__file__).parent / "sample_root"
 DEMO_QUERIES = (
     "send flow ETH to another account",
     "click confirm",
@@ -752,6 +751,8 @@ def demo(
     settings = _settings(root, index_dir)
     if serve_mcp:  # before anything is printed: no banner for a server that cannot start
         _run(False, lambda: _ports_free({"--port": port, "--app-port": app_port}))
+    from server.demo import SAMPLE_ROOT
+
     store = KnowledgeStore(settings.root)
     if not store.session_ids():
         shutil.copytree(SAMPLE_ROOT, settings.root, dirs_exist_ok=True)
@@ -818,7 +819,7 @@ def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
             f"\n[bold]MCP server[/bold]: http://127.0.0.1:{port}/mcp (streamable HTTP)\n"
             f'  client config: {{"url": "http://127.0.0.1:{port}/mcp"}}\n'
             f"  or over stdio: {_command()} serve --root {settings.root} --index {settings.index}\n"
-            f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo_app/README.md);\n"
+            f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo/demo_app/README.md);\n"
             f'  try mm_launch {{"url": "{app_url}", "flowTags": ["send"]}}, then '
             "mm_describe_screen.\nCtrl-C stops both."
         )

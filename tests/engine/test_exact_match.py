@@ -17,7 +17,7 @@ from engine import KnowledgeEngine, KnowledgeStore, SearchInput, ensure_index
 from tests.conftest import Knowledge
 from tests.engine.test_supersede import after_rename, before_rename
 
-SAMPLE_ROOT = Path(__file__).parents[2] / "server" / "sample_root"
+SAMPLE_ROOT = Path(__file__).parents[2] / "server" / "demo" / "sample_root"
 
 
 def test_a_testid_seen_only_on_screen_beats_partial_matches_of_its_parts(kb: Knowledge) -> None:

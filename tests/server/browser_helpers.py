@@ -1,8 +1,8 @@
 """Browser test helpers: is there a Chromium, the demo wallet on a free port, its flows.
 
-The demo app (server/demo_app) is served by Python's http.server in a thread, on 127.0.0.1 and a
-free port; its CSP forbids inline and injected scripts, so every browser test also shows that
-the tools need none.
+The demo app (server/demo/demo_app) is served by Python's http.server in a thread, on 127.0.0.1
+and a free port; its CSP forbids inline and injected scripts, so every browser test also shows
+that the tools need none.
 """
 
 import os

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from server.cli import SAMPLE_ROOT, app
+from server.cli import app
+from server.demo import SAMPLE_ROOT
 
 
 def test_demo_on_an_empty_root_copies_the_sample_indexes_it_and_finds_it(tmp_path: Path) -> None:

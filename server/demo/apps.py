@@ -1,9 +1,9 @@
 """Apps served on localhost for `make run`, the tests and the benchmarks.
 
-The demo wallet (server/demo_app) and MetaMask's own `@metamask/test-dapp` (installed by
+The demo wallet (server/demo/demo_app) and MetaMask's own `@metamask/test-dapp` (installed by
 `make test-dapp` into vendor/). The test dapp is inert without a wallet, so its served
 index.html carries one more script of the page: knowhow's EIP-1193 test provider
-(server/test_dapp/provider.js). The page loads it like any of its own scripts; knowhow's
+(server/demo/test_dapp/provider.js). The page loads it like any of its own scripts; knowhow's
 browser tools still never inject anything.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 DEMO_APP = Path(__file__).parent / "demo_app"
 TEST_DAPP_VERSION = "9.9.0"
 TEST_DAPP_DIST = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[2]
     / "vendor"
     / "test-dapp"
     / "node_modules"
