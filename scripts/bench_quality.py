@@ -19,11 +19,15 @@ queries were answered with results. Every other set prints its targets as PASS/F
 - a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (issue 7's bar for
   the public paraphrases, applied to every paraphrase set: unseen sets are checked the same way);
 - every set: hybrid within 0.01 of keyword on every query kind.
+The renames of the eval vocabulary (`vocab.json` "renames": a new testId and the old one it
+replaced) are searched by their old testId in each knowhow mode: a rename passes when a step that
+worked with its new testId is in the first 3 results (target: all of them).
 knowhow runs in each search mode (`knowhow` = hybrid, the default; `knowhow-keyword`,
 `knowhow-semantic`).
 """
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -55,6 +59,8 @@ MODES = ["hybrid", "keyword", "semantic"]
 HYBRID_TOLERANCE = 0.01
 """Hybrid may fall below keyword on a query kind by at most this much (issue 7)."""
 MEASURES = ["nDCG@10", "MRR@10", "R@20"]
+RENAME_DEPTH = 3
+"""A rename passes when a working step with its new testId is among this many first results."""
 KNOWHOW_RUNS = ["knowhow", "knowhow-keyword", "knowhow-semantic"]
 OVERALL_MARGIN = 0.15
 PARAPHRASE_TARGET = 0.40
@@ -192,6 +198,77 @@ def answered_report(qset: str, stats: dict[str, dict[str, float]], n_queries: in
     return md + md_table(["run", "answered", "mean results"], rows)
 
 
+def rename_queries(ev: Path, path: Path) -> list[tuple[str, str, str]]:
+    """Write the old testIds of the eval vocabulary's renames as a query file; returns
+    (qid, old testId, new testId) per rename (one old id may have several successors)."""
+    renames = json.loads((ev / "vocab.json").read_text(encoding="utf-8"))["renames"]
+    olds = list(dict.fromkeys(old for old, _ in renames.values()))
+    qid = {old: f"RN{i + 1:02d}" for i, old in enumerate(olds)}
+    lines = [json.dumps({"qid": qid[old], "query": old, "kind": "rename"}) for old in olds]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [(qid[old], old, new) for new, (old, _) in renames.items()]
+
+
+def step_facts(root: Path) -> dict[str, tuple[bool, str | None, set[str]]]:
+    """Per step id: whether it worked, the testId it acted on (a `[data-testid=…]` selector
+    counts) and the testIds its observation shows."""
+    facts = {}
+    for path in root.glob("*/steps/*.json"):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        target = (record.get("tool") or {}).get("target") or {}
+        acted = target.get("testId")
+        selector = str(target.get("selector") or "")
+        if not acted and selector.startswith("[data-testid="):
+            acted = selector.split("=", 1)[1].strip("]\"' ")
+        shown = {
+            str(t.get("testId")) for t in (record.get("observation") or {}).get("testIds") or []
+        }
+        ok = bool((record.get("outcome") or {}).get("ok"))
+        facts[f"{path.parts[-3]}/{path.stem}"] = (ok, acted, shown)
+    return facts
+
+
+def rename_ranks(
+    renames: list[tuple[str, str, str]],
+    ranked: dict[str, list[str]],
+    facts: dict[str, tuple[bool, str | None, set[str]]],
+) -> list[int | None]:
+    """Per rename, the rank of the first result that worked with the new testId (None: not in
+    the results): acting on it, or, for a testId no step ever acts on (a balance shown on the
+    home screen), showing it."""
+    acted_on = {acted for _, acted, _ in facts.values() if acted}
+
+    def works(step_id: str, new: str) -> bool:
+        ok, acted, shown = facts.get(step_id, (False, None, set()))
+        return ok and (acted == new if new in acted_on else new in shown)
+
+    return [
+        next((i + 1 for i, d in enumerate(ranked.get(qid, [])) if works(d, new)), None)
+        for qid, _, new in renames
+    ]
+
+
+def renames_report(renames: list[tuple[str, str, str]], ranks: dict[str, list[int | None]]) -> str:
+    names = list(ranks)
+    passed = {n: sum(1 for r in ranks[n] if r is not None and r <= RENAME_DEPTH) for n in names}
+    md = "**renames** — old testId searched: a step that worked with the new one in the first "
+    md += f"{RENAME_DEPTH} results\n\n"
+    rows = [[n, f"{passed[n]} of {len(renames)}"] for n in names]
+    md += md_table(["run", f"in top {RENAME_DEPTH}"], rows)
+    rows = [
+        [f"`{old}` → `{new}`", *("—" if ranks[n][i] is None else str(ranks[n][i]) for n in names)]
+        for i, (_, old, new) in enumerate(renames)
+    ]
+    md += "\nRank of the first working step with the new testId (— : not in the first 100)\n\n"
+    md += md_table(["rename", *names], rows)
+    ok = "PASS" if passed.get("knowhow") == len(renames) else "FAIL"
+    md += f"\n- target every rename in the first {RENAME_DEPTH} (hybrid): **{ok}**\n"
+    return md
+
+
 def report(qset: str, scores: dict[str, dict], tgt: dict, mismatches: list[str]) -> str:
     names = [n for n in [*BASELINES, *KNOWHOW_RUNS] if n in scores]
     kinds = sorted({k for n in names for k in scores[n]["kinds"]})
@@ -315,6 +392,27 @@ def main() -> int:
             "targets": tgt,
         }
 
+    if kh_ok:
+        renames = rename_queries(ev, work / "queries-renames.jsonl")
+        facts = step_facts(root)
+        ranks: dict[str, list[int | None]] = {}
+        for mode in MODES:
+            name = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"
+            err(f"[renames] knowhow batch-search --mode {mode}")
+            path = work / "runs" / f"renames-{tag}" / f"{name}.run"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
+            cmd += ["--queries", str(work / "queries-renames.jsonl"), "--run", str(path)]
+            if run([*cmd, "--mode", mode, "--k", str(args.k)], logs / f"{name}-renames.log").ok:
+                ranks[name] = rename_ranks(renames, read_run(path), facts)
+        md = renames_report(renames, ranks)
+        sections.append(md)
+        out(md)
+        all_pass &= all(r is not None and r <= RENAME_DEPTH for r in ranks.get("knowhow", [None]))
+        result["renames"] = {
+            n: {f"{old} -> {new}": r for (_, old, new), r in zip(renames, v, strict=True)}
+            for n, v in ranks.items()
+        }
     write_json(work / "quality.json", result)
     if not all(
         "knowhow" in qs.get("scores", qs.get("answered")) for qs in result["query_sets"].values()
