@@ -55,7 +55,7 @@ unit-fast: install
 
 test: lint typecheck unit
 
-## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/BENCHMARKS.md
+## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/benchmarks.md
 bench: bench-quality bench-speed bench-reuse
 
 bench-quality: install

@@ -2,7 +2,7 @@
 
 Written from general knowledge of crypto wallets and of MetaMask's screens, routes, page objects
 and visible texts (the eval's vocab.json and NOTES.md, engine/rules/metamask.json), before any
-paraphrase query's results were looked at (docs/ARCHITECTURE.md "Glossary"). Each concept is
+paraphrase query's results were looked at (docs/architecture.md, analyzers/). Each concept is
 (name, the app's words, the everyday expressions). The app's words are the words recordings
 hold (button names, testId words, screen names); the expressions are ordinary or crypto
 English a user may type instead. Matching is on stemmed words, longest expression first.

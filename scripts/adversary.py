@@ -11,7 +11,7 @@ every recorded step became searchable again; "recover" is seconds from the attac
 recorded step was searchable (for a damaged index: until a rebuilt generation replaced it and
 status said "ok"; — when nothing was broken to recover from); "lost" counts recorded steps
 never found. `--write` puts the table between the `adversary` markers of
-docs/BENCHMARKS.md.
+docs/benchmarks.md.
 
 Adding an attack: write `async def attack_x(arena: Arena) -> Outcome` and append an `Attack`
 to ATTACKS; `Arena` starts servers, records steps and checks what is searchable.
@@ -691,7 +691,7 @@ def table(results: list[tuple[Attack, Outcome]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="run attacks whose name contains one of these")
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     options = parser.parse_args()
     chosen = [
         a for a in ATTACKS if not options.only or any(word in a.name for word in options.only)
@@ -713,7 +713,7 @@ def main() -> int:
     if options.write:
         command = "`.venv/bin/python scripts/adversary.py --write`"
         body = (
-            "## Adversarial run (issue 11)\n\n"
+            "## Adversarial run (`scripts/adversary.py`)\n\n"
             f"{machine_md(machine())}\n"
             f"Command: {command}. Each attack on a fresh root with real `knowhow serve` "
             "processes (stdio) and MCP clients; recover = seconds from the attack until every "

@@ -104,7 +104,7 @@ def main() -> None:
     source.add_argument("--root", type=Path, help="a knowledge root (llm-knowledge folder)")
     source.add_argument("--steps", type=int, help="generate a corpus of this many steps")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench-build"))
-    parser.add_argument("--write", action="store_true", help="write docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     parser.add_argument("--sessions", type=int, default=200, help="sessions analysed apart")
     parser.add_argument(
         "--analysis-only", action="store_true", help="only the analysis CPU per step (no build)"

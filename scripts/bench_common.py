@@ -2,7 +2,7 @@
 
 Why a separate module: both benchmarks need the same plumbing — locating the read-only eval folder,
 generating a corpus once, running the knowhow CLI and the baselines as subprocesses, measuring peak
-RSS, reading TREC files, and replacing a marked section of docs/BENCHMARKS.md. Standard library
+RSS, reading TREC files, and replacing a marked section of docs/benchmarks.md. Standard library
 only, so the numbers never depend on what happens to be installed. T20 forbids print(): all output
 goes through out() / err().
 """
@@ -27,7 +27,7 @@ from server.explorer import knowhow_command
 REPO = Path(__file__).resolve().parents[1]
 knowhow_cmd = knowhow_command
 """The `knowhow` command of this environment, started as the explorer and the tests start it."""
-DOC = REPO / "docs" / "BENCHMARKS.md"
+DOC = REPO / "docs" / "benchmarks.md"
 GNU_TIME = Path("/usr/bin/time")
 
 
@@ -244,7 +244,7 @@ def core_contention(rounds: int = 3) -> float:
     """How much slower a fixed CPU-bound loop runs as two processes at once than alone (1.0:
     the cores do not slow each other). On the shared 2-vCPU machines here the two cores
     sometimes slow each other by 1.3-1.5x for minutes at a time (host load; measured in
-    session 12, docs/BENCHMARKS.md): whatever keeps both busy (a build, a hybrid search's two
+    docs/benchmarks.md): whatever keeps both busy (a build, a hybrid search's two
     threads) is then about that much slower, and its CPU seconds grow with it. Measured with
     a benchmark, so that its numbers can be read against the window they were taken in."""
 

@@ -14,7 +14,7 @@ clusters — medians of `--repeats` warm runs, each on a fresh engine view. Last
 hybrid search over the public queries with and without `relatedCount`, interleaved in one run:
 counted afresh for every query (what the first search after each commit pays) and from the
 per-commit cache (what every other search pays). Results go to stdout and the
-bench-duplicates section of docs/BENCHMARKS.md.
+bench-duplicates section of docs/benchmarks.md.
 """
 
 import argparse
@@ -173,7 +173,7 @@ def main() -> int:
     search_rows = search_cost(root, index, engine)
     body = "\n\n".join(
         [
-            "## Duplicates and clusters (issue 7 item 7)",
+            "## Duplicates and clusters (`scripts/bench_duplicates.py`)",
             machine_md(machine()),
             f"Index: {steps}, {len(store.keys)} distinct texts in the vector store. "
             f"Grouping all texts at the default threshold (what the first duplicates call of a "

@@ -222,7 +222,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="results (--json) of older code, shown as 'before'"
     )
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="knowhow-limits-") as tmp:
         work = Path(tmp)

@@ -9,7 +9,7 @@ benchmarks use are never changed) and indexed there with `knowhow reindex`.
 
     .venv/bin/python scripts/bench_mcp.py --sizes 10000,100000
 
-Writes the `bench-mcp-latency` section of docs/BENCHMARKS.md and bench-data/mcp-latency.json
+Writes the `bench-mcp-latency` section of docs/benchmarks.md and bench-data/mcp-latency.json
 unless --no-write. Waits first for a running bench_speed.py, so the two do not disturb each other.
 """
 

@@ -11,7 +11,7 @@ session and its flowTags), sampled evenly over the sessions, each asked from its
 is): the engine call alone, and with the index reload `ServerState.query` does before it.
 The corpus (gen_corpus.py, seed 7) and the index (`knowhow reindex`) are made once and reused.
 Results go to stdout, WORK/runs/prior-<steps>.jsonl (one line per call), WORK/prior.json and
-the bench-prior section of docs/BENCHMARKS.md.
+the bench-prior section of docs/benchmarks.md.
 """
 
 import argparse
@@ -112,7 +112,7 @@ def main() -> None:
     ap.add_argument("--contexts", type=int, default=1000, help="describe_screen contexts to time")
     ap.add_argument("--work", type=Path, default=Path("bench-data"), help="corpora and indexes")
     ap.add_argument("--reindex", action="store_true", help="rebuild the index even if usable")
-    ap.add_argument("--no-write", action="store_true", help="do not touch docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="do not touch docs/benchmarks.md")
     args = ap.parse_args()
 
     work: Path = args.work.resolve()

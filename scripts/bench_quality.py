@@ -8,7 +8,7 @@ time. It generates the fixed corpus (gen_corpus.py), derives graded qrels (make_
 seed_substring / seed_spec03 / fts5_bm25 and knowhow (`reindex` then `batch-search`), and scores
 every run twice: with the eval's score.py, and with the pure-Python measures below, so the numbers
 never depend on ir-measures being installed; the two must agree within 0.001. Results go to stdout,
-to WORK/quality.json and to the bench-quality section of docs/BENCHMARKS.md.
+to WORK/quality.json and to the bench-quality section of docs/benchmarks.md.
 The public query set and the public paraphrase set (both from the eval folder) always run;
 `--queries` adds more (`make bench-quality` adds our dev, dev paraphrase, held-out paraphrase,
 agent-sentence dev and blind sets, and the nothing-matches and bad-input sets). A set where no query
@@ -308,7 +308,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("bench-data"))
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--queries", type=Path, action="append", help="extra query sets (JSONL)")
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
     ev, work, mach = eval_dir(), args.work.resolve(), machine()
     corpus = ensure_corpus(work, args.steps, args.seed).parents[1]
@@ -417,7 +417,7 @@ def main() -> int:
     if not all(
         "knowhow" in qs.get("scores", qs.get("answered")) for qs in result["query_sets"].values()
     ):
-        err("knowhow did not run: docs/BENCHMARKS.md left as it was")
+        err("knowhow did not run: docs/benchmarks.md left as it was")
     elif not args.no_write:
         index_line = f"knowhow reindex: {result['knowhow_reindex']['wall_s']:.1f} s wall"
         body = (

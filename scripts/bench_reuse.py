@@ -18,7 +18,7 @@ start page that does not load, stops the run before any browser starts (exit 2).
 `--serve` serves a bundled app on a free port (the test dapp needs `make test-dapp`): its URL,
 its screen rules, its tasks (scripts/reuse/) and — for the demo wallet — its renamed variant.
 `--write` stores ROOT/../reuse-APP.json and the section `bench-reuse-APP` of
-docs/BENCHMARKS.md; `--overall` sums such files into `bench-reuse-overall`.
+docs/benchmarks.md; `--overall` sums such files into `bench-reuse-overall`.
 """
 
 import argparse
@@ -80,7 +80,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--renamed-url", help="the app's renamed variant, for agent C")
     parser.add_argument("--screen-rules", type=Path, help="the app's screen rules (JSON)")
     parser.add_argument("--name", help="the app's name in the report (default: from --serve)")
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--overall", nargs="+", type=Path, help="sum earlier result files")
     args = parser.parse_args()
     if args.overall:

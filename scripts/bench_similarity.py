@@ -18,7 +18,7 @@ relevant) give the best similarity a query about nothing reaches.
 Reads the index `bench_quality.py` builds (WORK/index-quality-<steps>-s<seed>; built here when
 missing) and writes qrels the same way. The public and public paraphrase sets always run;
 `--queries` adds judged sets. Never give it a blind set: it prints per-query numbers. Results
-go to stdout, WORK/similarity.json and the bench-similarity section of docs/BENCHMARKS.md.
+go to stdout, WORK/similarity.json and the bench-similarity section of docs/benchmarks.md.
 """
 
 import argparse
@@ -155,7 +155,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("bench-data"))
     ap.add_argument("--queries", type=Path, action="append", help="extra judged sets (JSONL)")
     ap.add_argument("--nothing", type=Path, action="append", help="nothing-matches sets (JSONL)")
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
     ev, work = eval_dir(), args.work.resolve()
     corpus = ensure_corpus(work, args.steps, args.seed).parents[1]

@@ -17,7 +17,7 @@ RSS) and takes the median of each percentile, and runs seed_spec03 / fts5_bm25 (
 per-query latency) up to --baselines-max-size: the SPEC-03 scan is far too slow at 1M. The query
 embedding (hybrid's share that does not depend on the index size) is timed apart, in process.
 The 1-minute load average is recorded before each knowhow search run: the machine is shared.
-Results go to stdout, WORK/speed.json and the bench-speed section of docs/BENCHMARKS.md.
+Results go to stdout, WORK/speed.json and the bench-speed section of docs/benchmarks.md.
 """
 
 import argparse
@@ -101,8 +101,8 @@ def read_corpus(root: Path) -> float:
     Why: the build's rate is our code's, not the disk's. This VM's page cache drops files it
     has not read for a while (DAMON reclaim runs here): the 100k corpus (427 MB) took 29 s to
     read from disk and 3 s from the cache, and the 1M corpus (4.2 GB) built at 4,474 / 4,437
-    steps/s while read from disk, 6,723 once read (docs/BENCHMARKS.md, session 17). The seconds
-    are shown beside the build: many of them mean the files came from disk."""
+    steps/s while read from disk, 6,723 once read (docs/benchmarks.md, build throughput). The
+    seconds are shown beside the build: many of them mean the files came from disk."""
     started = time.perf_counter()
     for folder, _, names in os.walk(root):
         for name in names:
@@ -323,7 +323,7 @@ def main() -> int:
     ap.add_argument(
         "--k", type=int, default=20, help="results per query (mm_knowledge_search default)"
     )
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
     work, mach = args.work.resolve(), machine()
     (work / "runs").mkdir(parents=True, exist_ok=True)  # the runs' files go here
@@ -363,7 +363,7 @@ def main() -> int:
         for r in results.values()
     )
     if not kh_ok:
-        err("knowhow failed at some size: docs/BENCHMARKS.md left as it was")
+        err("knowhow failed at some size: docs/benchmarks.md left as it was")
     elif not args.no_write:
         body = (
             "## Speed — build, search latency, memory, index size\n\n"

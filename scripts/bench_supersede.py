@@ -17,7 +17,7 @@ over the newest sessions; precision/recall of the detected decisions;
 p50/p95 of timeline (scope session and all) and session context around sampled steps; search
 latency over the public queries with superseded steps hidden (default) and shown, interleaved
 in one run, and the cost of the salience lookup alone. Timed in process, warm. Results go to
-stdout and the bench-supersede-<size> section of docs/BENCHMARKS.md.
+stdout and the bench-supersede-<size> section of docs/benchmarks.md.
 
 `--facts-only N` builds no index: N processes read every session's supersede facts straight
 from the records (what indexing collects), then detection runs over all of them and writes the
@@ -321,7 +321,7 @@ def main() -> None:
         action="store_true",
         help="measure the index an earlier run built in --work (its decisions stay on file)",
     )
-    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = parser.parse_args()
     root = (
         mirrored(args.corpus, args.work)

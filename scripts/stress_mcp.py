@@ -12,7 +12,7 @@ server after its start-up reconciliation; no server may have died unless we kill
     .venv/bin/python scripts/stress_mcp.py --processes 8 --duration 60 --write
 
 Prints a markdown summary; `--write` also puts it between the `bench-mcp` markers of
-docs/BENCHMARKS.md (other sections of that file are left alone).
+docs/benchmarks.md (other sections of that file are left alone).
 """
 
 import argparse
@@ -35,7 +35,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from engine.lease import writer_pid
 
 REPO = Path(__file__).resolve().parents[1]
-BENCHMARKS = REPO / "docs" / "BENCHMARKS.md"
+BENCHMARKS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- bench-mcp:start -->", "<!-- bench-mcp:end -->"
 FLOWS = ("send", "swap", "connect", "sign", "onboarding", "settings", "tx-confirmation")
 SCREENS = ("home", "send", "confirm-transaction", "swap", "settings")
@@ -367,7 +367,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--kill-at", type=float, default=None, help="default: 40%% of duration")
     parser.add_argument("--no-kill", action="store_true", help="do not kill the writer")
     parser.add_argument("--dir", type=Path, default=None, help="root and index go here (tmp)")
-    parser.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--verbose-servers", action="store_true", help="servers log at debug")
     return parser.parse_args()
 
