@@ -1,51 +1,68 @@
-"""The engine's front door: everything `server/` (MCP tools and the CLI) may use.
+"""The engine's front door: everything `server/`, the tests and the scripts use of it.
 
 The engine keeps the knowledge (session and step files, the truth) and its Tantivy index
-(a cache rebuilt from the files), and answers searches over it. Modules inside `engine/` import
-each other directly; code outside imports only the names below, so a module can be split or
-renamed without touching the server. `tests/test_layers.py` holds both rules, and pins this list
-to exactly the names used from outside (sorted): an export nobody imports is not kept.
+(a cache rebuilt from the files), and answers searches over it. Inside, it is layers, lowest
+first: `core` → `records` → `embedding` → `index` → `live` | `query` → `meaning` | `history` →
+`search`, then `knowledge` (`KnowledgeEngine`) on top; each subpackage's `__init__` says what it
+holds. A module imports its own subpackage's modules directly and a lower subpackage through its
+`__init__` (its own front door); code outside `engine/` imports the names below, or a layer's
+names from its subpackage when it tests that layer. `tests/test_layers.py` holds these rules,
+and pins every front door's list to exactly the names used through it (sorted): an export
+nobody imports is not kept.
 """
 
-from engine.decisions import supersede_step
-from engine.errors import (
+from engine.core import (
+    ClusterInput,
+    ClusterList,
+    DuplicateList,
+    DuplicatesInput,
     IndexUnavailable,
     InvalidInput,
     KnowhowError,
+    LastInput,
     NoActiveSession,
     NotFound,
-    WriteFailed,
-)
-from engine.files import session_dir
-from engine.index_status import IndexStatus
-from engine.indexer import SyncReport, ensure_index, rebuild
-from engine.inputs import (
-    ClusterInput,
-    DuplicatesInput,
-    LastInput,
+    Result,
     SearchInput,
+    SearchPage,
     SessionId,
+    SessionList,
+    SessionMemory,
+    SessionRecipe,
     SessionsInput,
+    Settings,
     StepInput,
+    StepList,
+    StepSummary,
     Strict,
     SummarizeInput,
     SupersedeInput,
     TimelineInput,
+    WriteFailed,
+    session_dir,
     validate,
 )
-from engine.knowledge import KnowledgeEngine
-from engine.labels import labelled
-from engine.lease import WriterLease
-from engine.limits import check_record
-from engine.live import LiveIndex
-from engine.models import (
+from engine.history import (
+    Offers,
+    PriorKnowledge,
+    ScreenContext,
+    result_offers,
+    suggestion_offers,
+    with_recalls,
+)
+from engine.index import SyncReport, ensure_index, rebuild, supersede_step
+from engine.knowledge import RELEASE_GROWTH_BYTES, SEARCHES_PER_RELEASE, KnowledgeEngine
+from engine.live import IndexStatus, LiveIndex, WriterLease
+from engine.records import (
     A11yHint,
     A11yNode,
     A11ySnapshot,
     GitInfo,
+    KnowledgeStore,
     Observation,
     Outcome,
     Record,
+    ScreenRules,
     ScreenState,
     SessionMetadata,
     StepError,
@@ -53,28 +70,18 @@ from engine.models import (
     StepTarget,
     TestIdItem,
     ToolCall,
+    check_record,
+    default_rules,
+    is_secret,
+    labelled,
     now_iso,
     parse_time,
+    scrub_step,
 )
-from engine.prior import PriorKnowledge, ScreenContext
-from engine.recall import Offers, result_offers, suggestion_offers, with_recalls
-from engine.redaction import is_secret, scrub_step
-from engine.results import (
-    ClusterList,
-    DuplicateList,
-    Result,
-    SearchPage,
-    SessionList,
-    SessionMemory,
-    SessionRecipe,
-    StepList,
-    StepSummary,
-)
-from engine.screens import ScreenRules, default_rules
-from engine.settings import Settings
-from engine.store import KnowledgeStore
 
 __all__ = [
+    "RELEASE_GROWTH_BYTES",
+    "SEARCHES_PER_RELEASE",
     "A11yHint",
     "A11yNode",
     "A11ySnapshot",

@@ -2,9 +2,10 @@
 
 It owns what outlives one call — the reader of the live index generation (reopened when a
 rebuild swaps it) and the typo vocabulary (rebuilt at most once a minute) — and hands each
-operation a `ReadView`. The operations live in their own modules: `engine.search`,
-`engine.listing` (last, sessions), `engine.summarize`, `engine.prior`. Per-conversation state
-(the current session) is the caller's: it is passed with each call that can use scope "current".
+operation a `ReadView`. The operations live in the layers below: search in `engine.search`,
+last, sessions, summaries, timelines and priorKnowledge in `engine.history`, duplicates and
+clusters in `engine.meaning`. Per-conversation state (the current session) is the caller's: it
+is passed with each call that can use scope "current".
 """
 
 import logging
@@ -16,48 +17,79 @@ from typing import TypeVar
 import tantivy
 
 from analyzers import SynonymTable
-from engine import listing, store_pages
-from engine.clusters import cluster
-from engine.duplicates import Related, find_duplicates
-from engine.embedder import DIMENSION, MODEL_ID, Embedder, ModelUnavailable, load_embedder
-from engine.errors import IndexDamaged, IndexUnavailable, NotFound
-from engine.files import session_dir
-from engine.filters import ReadView, scope_session
-from engine.index import IndexLayout, IndexReader, other_space
-from engine.index_check import GenerationCheck, is_panic, report_damage, reported_damage
-from engine.index_status import document_counts
-from engine.inputs import (
+from engine.core import (
     ClusterInput,
-    DuplicatesInput,
-    LastInput,
-    Scope,
-    SearchInput,
-    SessionsInput,
-    StepInput,
-    SummarizeInput,
-    TimelineInput,
-)
-from engine.meaning import QueryEmbedding, query_embedding
-from engine.prior import PriorKnowledge, ScreenContext, prior_knowledge
-from engine.results import (
     ClusterList,
     DuplicateList,
+    DuplicatesInput,
+    IndexDamaged,
+    IndexUnavailable,
+    LastInput,
+    NotFound,
+    Scope,
+    SearchInput,
     SearchPage,
     SessionList,
     SessionRecipe,
+    SessionsInput,
+    StepInput,
     StepList,
+    SummarizeInput,
+    TimelineInput,
+    session_dir,
 )
-from engine.search import search
-from engine.search_cache import MAX_ENTRIES, SearchCache, cache_key
-from engine.semantic import SemanticLeg, configured_embed_timeout, embeddable
-from engine.sources import SessionSources
-from engine.stored_docs import StoredDocs
-from engine.summarize import summarize
-from engine.term_counts import TermCounts
-from engine.text_groups import GroupCache
-from engine.timeline import StepContext, TimelineResult, step_context, timeline
-from engine.vectors import VectorReader
-from engine.vocabulary import TypoVocabulary
+from engine.embedding import (
+    DIMENSION,
+    MODEL_ID,
+    Embedder,
+    GroupCache,
+    ModelUnavailable,
+    VectorReader,
+    load_embedder,
+)
+from engine.history import (
+    PriorKnowledge,
+    ScreenContext,
+    StepContext,
+    TimelineResult,
+    last_steps,
+    newest_session_id,
+    prior_knowledge,
+    session_list,
+    step_context,
+    summarize,
+    timeline,
+)
+from engine.index import (
+    GenerationCheck,
+    IndexLayout,
+    IndexReader,
+    is_panic,
+    other_space,
+    report_damage,
+    reported_damage,
+    resident_bytes,
+)
+from engine.live import document_counts
+from engine.meaning import (
+    QueryEmbedding,
+    Related,
+    SemanticLeg,
+    cluster,
+    configured_embed_timeout,
+    embeddable,
+    find_duplicates,
+    query_embedding,
+)
+from engine.query import (
+    ReadView,
+    SessionSources,
+    StoredDocs,
+    TermCounts,
+    TypoVocabulary,
+    scope_session,
+)
+from engine.search import MAX_ENTRIES, SearchCache, cache_key, search
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -88,8 +120,9 @@ class KnowledgeEngine:
         embed_timeout: float | None = None,
         cache_searches: bool = True,
     ) -> None:
-        """`cache_searches`: keep recent answers for agents asking again (`engine.search_cache`);
-        off, every search is computed, as a benchmark of repeated queries needs."""
+        """`cache_searches`: keep recent answers for agents asking again
+        (`engine.search.search_cache`); off, every search is computed, as a benchmark of repeated
+        queries needs."""
         self.root = Path(root)
         self.layout = IndexLayout(index_dir)
         self.synonyms = synonyms or SynonymTable()
@@ -104,7 +137,7 @@ class KnowledgeEngine:
             embed_timeout if embed_timeout is not None else configured_embed_timeout()
         )
         """Seconds a search waits for the query's embedding (default: `KNOWHOW_EMBED_TIMEOUT_MS`
-        or 1 s, `engine.semantic.configured_embed_timeout`)."""
+        or 1 s, `engine.meaning.semantic_leg.configured_embed_timeout`)."""
         self._groups: GroupCache | None = None
         self._related_counts: Related | None = None
         self._session_sources: SessionSources | None = None
@@ -158,8 +191,9 @@ class KnowledgeEngine:
         """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
         BaseException) makes the generation be verified: damage is reported to every process
         and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`.
-        After a read, the doc-store pages mapped so far are unmapped (`engine.store_pages`:
-        they stay in the page cache, out of the searcher's resident memory) once
+        After a read, the doc-store pages mapped so far are unmapped
+        (`engine.index.doc_store_pages`: they stay in the page cache, out of the searcher's resident
+        memory) once
         `SEARCHES_PER_RELEASE` searches' worth of reads ran since the last release: a read
         counts as `searches` of them (a search 1, a reload 0, any other read, which may read
         thousands of documents, all of them: released at once), or sooner once resident
@@ -182,13 +216,13 @@ class KnowledgeEngine:
         ):
             self._reader.release_store_pages()
             self._unreleased = 0
-            self._resident_at_release = store_pages.resident_bytes()
+            self._resident_at_release = resident_bytes()
         return answer
 
     def _resident_grew(self) -> bool:
         """Whether the process's resident memory grew by `RELEASE_GROWTH_BYTES` since the last
         release (before any: since the first read)."""
-        resident = store_pages.resident_bytes()
+        resident = resident_bytes()
         if resident is None or self._resident_at_release is None:
             self._resident_at_release = resident
             return False
@@ -207,7 +241,8 @@ class KnowledgeEngine:
         return ReadView(searcher, reader.schema, self.now(), current_session, docs, terms)
 
     def _kept(self, searcher: tantivy.Searcher) -> tuple[StoredDocs, TermCounts]:
-        """The stored documents (`engine.stored_docs`) and term counts (`engine.term_counts`)
+        """The stored documents (`engine.query.doc_store_cache`) and term counts
+        (`engine.query.term_counts`)
         `searcher` read so far: a new searcher (after a reload) starts with none."""
         kept = self._searcher_reads
         if kept is None or kept[0].searcher is not searcher:
@@ -292,7 +327,7 @@ class KnowledgeEngine:
 
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
         """A search; the same one on the same commit within 5 minutes is answered from the
-        cache (`engine.search_cache`), but only once the generation passed its check."""
+        cache (`engine.search.search_cache`), but only once the generation passed its check."""
 
         def run() -> SearchPage:
             reader = self.reader  # verified once per search: damage raises before the cache
@@ -345,7 +380,7 @@ class KnowledgeEngine:
         return query_embedding(request.query, self.synonyms).started(self._embedder)
 
     def last(self, request: LastInput, *, current_session: str | None = None) -> StepList:
-        steps = self._guarded(lambda: listing.last(self._view(current_session), request))
+        steps = self._guarded(lambda: last_steps(self._view(current_session), request))
         missing = self._missing_session(request.scope, current_session) if not steps.total else None
         return steps.model_copy(update={"hint": missing}) if missing else steps
 
@@ -377,7 +412,7 @@ class KnowledgeEngine:
         return self._guarded(run)
 
     def sessions(self, request: SessionsInput) -> SessionList:
-        return self._guarded(lambda: listing.sessions(self._view(), request))
+        return self._guarded(lambda: session_list(self._view(), request))
 
     def document_counts(self) -> dict[str, int]:
         """Step and session documents in the live generation (for status)."""
@@ -388,7 +423,7 @@ class KnowledgeEngine:
 
         def run() -> str | None:
             reader = self.reader
-            return listing.newest_session(reader.searcher(), reader.schema)
+            return newest_session_id(reader.searcher(), reader.schema)
 
         return self._guarded(run)
 

@@ -71,8 +71,7 @@ def embedding_cost(generation: Path) -> tuple[int, float]:
     """(distinct texts, CPU ms per text) of embedding the generation's texts again."""
     import orjson
 
-    from engine.embedder import embedder_for
-    from engine.vectors import TEXTS_FILE
+    from engine.embedding import TEXTS_FILE, embedder_for
 
     lines = (generation / TEXTS_FILE).read_bytes().splitlines()
     texts = [str(orjson.loads(line)[1]) for line in lines]
@@ -86,8 +85,8 @@ def embedding_cost(generation: Path) -> tuple[int, float]:
 def analysis_cost(root: Path, sessions: int) -> float:
     """CPU ms per step of reading and analysing the first sessions in this process (after a
     warm-up, set up as a build worker is): what each build worker spends per step."""
-    from engine.indexer import prepare_session, start_worker
-    from engine.store import KnowledgeStore
+    from engine.index import prepare_session, start_worker
+    from engine.records import KnowledgeStore
 
     ids = KnowledgeStore(root).session_ids()[:sessions]
     for session_id in ids[:20]:

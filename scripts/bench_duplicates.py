@@ -41,15 +41,12 @@ from bench_common import (
 )
 
 from engine import KnowledgeEngine
-from engine.duplicates import Related
-from engine.filters import ReadView
+from engine.core import ClusterInput, DuplicatesInput, SearchInput, validate
+from engine.embedding import DEFAULT_THRESHOLD, GroupCache, VectorReader
 from engine.index import IndexLayout, IndexReader
-from engine.inputs import ClusterInput, DuplicatesInput, SearchInput, validate
+from engine.meaning import Related, SemanticLeg
+from engine.query import ReadView, TypoVocabulary
 from engine.search import search
-from engine.semantic import SemanticLeg
-from engine.text_groups import DEFAULT_THRESHOLD, GroupCache
-from engine.vectors import VectorReader
-from engine.vocabulary import TypoVocabulary
 
 SEED = 7
 

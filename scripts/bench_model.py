@@ -5,8 +5,8 @@ in a fresh process, load time and resident memory.
     .venv/bin/python scripts/bench_model.py --texts INDEX/gen-NNNN/vectors.texts
         [--queries FILE] [--limit 800] [--rounds 3] [--base-python OTHER/.venv/bin/python]
 
-Why it exists: `engine.model_graph.integer_matmuls` trades exact float products for speed and
-memory, and the machine is shared: both graphs of the same packaged model run here in one
+Why it exists: `engine.embedding.model_graph.integer_matmuls` trades exact float products for speed
+and memory, and the machine is shared: both graphs of the same packaged model run here in one
 process, alternating which goes first, on the texts an index embedded (`vectors.texts`, as
 the build batches them: `Embedder.embed`) and on queries one at a time (as a search does).
 The float graph is the integer one's input (`gather_before_dequantising` alone), loaded with
@@ -28,16 +28,25 @@ import numpy as np
 import onnxruntime as ort
 import orjson
 
-from engine.embedder import Embedder, Vectors, load_embedder, model_path, session_options
-from engine.model_graph import gather_before_dequantising
+from engine.embedding import (
+    Embedder,
+    Vectors,
+    load_embedder,
+    model_graph,
+    model_path,
+    session_options,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 LOAD = """
 import json, time
 import numpy, onnxruntime, tokenizers
-import engine.embedder
+try:
+    from engine.embedding import load_embedder
+except ImportError:  # a checkout from before engine/ had subpackages
+    from engine.embedder import load_embedder
 cpu, wall = time.process_time(), time.perf_counter()
-engine.embedder.load_embedder().embed(["warm up"])
+load_embedder().embed(["warm up"])
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 mib = lambda key: int(status[key].split()[0]) / 1024
@@ -52,7 +61,7 @@ def out(line: str = "") -> None:
 
 def float_embedder() -> Embedder:
     embedder = Embedder(model_path())
-    graph = gather_before_dequantising(model_path().read_bytes())
+    graph = model_graph.gather_before_dequantising(model_path().read_bytes())
     embedder._session = ort.InferenceSession(
         graph, session_options(ort), providers=["CPUExecutionProvider"]
     )

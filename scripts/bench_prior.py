@@ -38,10 +38,10 @@ from bench_common import (
 )
 
 from engine import KnowledgeEngine
-from engine.documents import effective_screen
-from engine.errors import KnowhowError
-from engine.prior import PriorKnowledge, ScreenContext
-from engine.store import KnowledgeStore
+from engine.core import KnowhowError
+from engine.history import PriorKnowledge, ScreenContext
+from engine.index import effective_screen
+from engine.records import KnowledgeStore
 
 SEED = 7
 WARMUP_CALLS = 30

@@ -35,9 +35,9 @@ import anyio
 from bench_common import REPO, err, fmt, machine, machine_md, md_table, out, write_section
 
 from engine import KnowledgeEngine
-from engine.documents import effective_screen
-from engine.prior import ScreenContext
-from engine.store import KnowledgeStore
+from engine.history import ScreenContext
+from engine.index import effective_screen
+from engine.records import KnowledgeStore
 from server.demo import DEMO_APP, demo_app, metamask_test_dapp, metamask_test_dapp_installed
 from server.explorer import Report, Task, TaskFileError, check_starts, load_tasks, run_tasks
 from server.explorer.scores import extras, scores

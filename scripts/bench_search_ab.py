@@ -19,7 +19,7 @@ session 7, the semantic candidates' lookup run on the embedding thread: `search 
 main thread's alone; `embed` and `similarities` are the embedding thread's), and counts the
 stored documents a search reads from the doc store (`docs read`, both threads, over one more
 pass of the queries on a fresh searcher: documents an engine keeps from its earlier searches,
-`engine.stored_docs`, are not read again). The search cache is off, as in
+`engine.query.doc_store_cache`, are not read again). The search cache is off, as in
 `knowhow batch-search`.
 """
 
@@ -40,27 +40,31 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+SEARCH = ("engine.search.step_search", "engine.search")
+JOIN = ("engine.meaning.join", "engine.meaning")
 PHASES = (
-    ("engine.search", "plan_query"),
-    ("engine.search", "_tiers"),
-    ("engine.search", "_rank_tier"),
-    ("engine.search", "_dropped_scores"),
-    ("engine.search", "recalls"),
-    ("engine.search", "with_meaning"),
-    ("engine.meaning", "nearest_steps"),
-    ("engine.meaning", "semantic_candidates"),
-    ("engine.meaning", "_keyword_matches"),
-    ("engine.meaning", "fuse"),
-    ("engine.search", "page_evidence"),
-    ("engine.search", "source_sessions"),
-    ("engine.sources", "source_sessions"),
-    ("engine.search", "step_row"),
+    (SEARCH, "plan_query"),
+    (SEARCH, "_tiers"),
+    (SEARCH, "_rank_tier"),
+    (SEARCH, "_dropped_scores"),
+    (SEARCH, "recalls"),
+    (SEARCH, "with_meaning"),
+    (JOIN, "nearest_steps"),
+    (JOIN, "semantic_candidates"),
+    (JOIN, "_keyword_matches"),
+    (JOIN, "fuse"),
+    (SEARCH, "page_evidence"),
+    (SEARCH, "source_sessions"),
+    (("engine.query.session_sources", "engine.sources"), "source_sessions"),
+    (SEARCH, "step_row"),
 )
 """(module, function) steps of a search timed by `--phases`, patched where they are called
-(`source_sessions` also where `SessionSources` calls it: for the sessions it has not kept)."""
+(`source_sessions` also where `SessionSources` calls it: for the sessions it has not kept).
+Each module is named as in the layered engine, then as in the flat one before it, so that a
+revision of either can be the base."""
 METHOD_PHASES = (
-    ("engine.embedder", "Embedder", "embed"),
-    ("engine.semantic", "SemanticLeg", "similarities"),
+    (("engine.embedding.embedder", "engine.embedder"), "Embedder", "embed"),
+    (("engine.meaning.semantic_leg", "engine.semantic"), "SemanticLeg", "similarities"),
 )
 """(module, class, method) steps timed by `--phases` too: the query's embedding and its cosines
 to the stored texts, on the embedding thread."""
@@ -85,13 +89,23 @@ def base_engine(revision: str, into: Path) -> ModuleType:
     # Both versions search one index, built by this tree: the base is told its schema version
     # is this tree's. Sound when this tree only added fields (the base ignores them); a change
     # of analysis or of an existing field makes the comparison meaningless (`--check` says).
-    from engine.schema import SCHEMA_VERSION
+    from engine.index import SCHEMA_VERSION
 
-    schema = package / "schema.py"
+    (schema,) = package.rglob("schema.py")  # engine/schema.py, or engine/index/schema.py
     text = schema.read_text(encoding="utf-8")
     schema.write_text(_VERSION.sub(f"SCHEMA_VERSION = {SCHEMA_VERSION}", text), encoding="utf-8")
     sys.path.insert(0, str(into))
     return importlib.import_module(BASE_PACKAGE)
+
+
+def module_of(package: str, names: tuple[str, ...]) -> ModuleType:
+    """The first of `names` (modules of `engine`) that `package`, an engine, holds."""
+    for name in names:
+        try:
+            return importlib.import_module(name.replace("engine", package, 1))
+        except ModuleNotFoundError:
+            continue
+    raise ModuleNotFoundError(f"{package}: none of {names}")
 
 
 def phases(
@@ -114,14 +128,12 @@ def phases(
         return run
 
     for name, (_, _, package) in versions.items():
-        for module_name, function in PHASES:
-            module = importlib.import_module(module_name.replace("engine", package, 1))
+        for module_names, function in PHASES:
+            module = module_of(package, module_names)
             if hasattr(module, function):
                 setattr(module, function, timed(spent[name], function, getattr(module, function)))
-        for module_name, class_name, method in METHOD_PHASES:
-            owner = getattr(
-                importlib.import_module(module_name.replace("engine", package, 1)), class_name
-            )
+        for module_names, class_name, method in METHOD_PHASES:
+            owner = getattr(module_of(package, module_names), class_name)
             if hasattr(owner, method):
                 setattr(owner, method, timed(spent[name], method, getattr(owner, method)))
     for i, query in enumerate(queries):
@@ -162,8 +174,8 @@ class CountingSearcher:
 def count_documents(index: ModuleType, reads: list[int]) -> None:
     """Make the searchers of `index`'s readers count the stored documents read through them:
     one counting searcher per searcher, handed out each time the reader hands out that one, so
-    that what an engine keeps per searcher (the documents it read, `engine.stored_docs`) stays
-    kept and only reads of the store are counted."""
+    that what an engine keeps per searcher (the documents it read, `engine.query.doc_store_cache`)
+    stays kept and only reads of the store are counted."""
     searcher_of = index.IndexReader.searcher
     counting: dict[int, tuple[Any, CountingSearcher]] = {}
 
@@ -225,19 +237,18 @@ def main() -> int:
         base_engine(args.base, Path(tmp))
         versions: dict[str, tuple[Any, Any, str]] = {}
         for name, package in (("base", BASE_PACKAGE), ("this tree", "engine")):
-            knowledge = importlib.import_module(f"{package}.knowledge")
-            inputs = importlib.import_module(f"{package}.inputs")
-            engine = knowledge.KnowledgeEngine(args.root, args.index, cache_searches=False)
+            front = importlib.import_module(package)  # the same names in either layout
+            engine = front.KnowledgeEngine(args.root, args.index, cache_searches=False)
             engine.refresh()
             if args.mode != "keyword":
                 engine.semantic()
-            versions[name] = (engine, inputs.SearchInput, package)
+            versions[name] = (engine, front.SearchInput, package)
         wall: dict[str, list[float]] = {name: [] for name in versions}
         cpu: dict[str, list[float]] = {name: [] for name in versions}
         differ = 0
         # The first round warms both up, untimed unless `--first-asked`: then it is the only
         # one, and a query's time includes no reads that an earlier ask of it left behind
-        # (`engine.stored_docs` keeps the documents searches read).
+        # (`engine.query.doc_store_cache` keeps the documents searches read).
         rounds = 1 if args.first_asked else args.repeats + 1
         for repeat in range(rounds):
             for i, query in enumerate(queries):

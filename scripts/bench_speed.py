@@ -80,7 +80,7 @@ DEV_SETS = Path(__file__).resolve().parent / "eval"
 def make_different_queries(work: Path) -> Path:
     """Every different query of the public sets and our dev sets, each once: a search never
     follows an identical one, so nothing a search keeps for the next ones (the stored documents
-    it read: `engine.stored_docs`) serves an ask of the same query. What agents send: the
+    it read: `engine.query.doc_store_cache`) serves an ask of the same query. What agents send: the
     same query again within 5 minutes is answered by the search cache instead."""
     files = [eval_dir() / "queries_public.jsonl", eval_dir() / "queries_paraphrase_public.jsonl"]
     files += sorted(DEV_SETS.glob("queries_*.jsonl"))
@@ -170,7 +170,7 @@ def bench_search(
 def embedding_times(queries: Path) -> dict:
     """One query embedded at a time (as a search does), each distinct query once after a
     warm-up: hybrid's cost that does not grow with the index."""
-    from engine.embedder import load_embedder  # only this measurement needs the model
+    from engine.embedding import load_embedder  # only this measurement needs the model
 
     texts = list(dict.fromkeys(str(q["query"]) for q in load_queries(queries)))
     embedder = load_embedder()

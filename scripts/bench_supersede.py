@@ -10,7 +10,7 @@ Generates the shared corpus (`../shared/eval/gen_corpus.py`) once, or mirrors an
 (`--corpus`: a gen_corpus `--out` folder) into `--work` with hard links, so that the decision
 files detection writes (by atomic replace) never touch the original; removes any decision files,
 rebuilds the index in this process (detection included; a build that detects builds again from
-the settled files, see `engine.indexer.rebuild`) and rebuilds once more with the decisions on
+the settled files, see `engine.index.indexer.rebuild`) and rebuilds once more with the decisions on
 file (what `knowhow reindex` costs). Reports: build rates, detection seconds, sessions flagged;
 the cost of one live batch (judging again the testIds one session's facts touched) as p50/p95
 over the newest sessions; precision/recall of the detected decisions;
@@ -50,16 +50,19 @@ from pathlib import Path
 from bench_common import err, eval_dir, load_queries, machine, machine_md, out, write_section
 
 from engine import KnowledgeEngine
-from engine.decisions import FactsLedger, write_detected
-from engine.documents import SessionContext, effective_screen, resolve_target
-from engine.index import IndexLayout, IndexWriter
-from engine.indexer import rebuild
-from engine.inputs import SearchInput, StepInput, TimelineInput
-from engine.models import epoch_ms
-from engine.redaction import scrub_step
-from engine.salience import recalls
-from engine.store import KnowledgeStore
-from engine.supersede import FactsCollector, SessionFacts
+from engine.core import SearchInput, StepInput, TimelineInput
+from engine.index import (
+    FactsLedger,
+    IndexLayout,
+    IndexWriter,
+    SessionContext,
+    effective_screen,
+    rebuild,
+    resolve_target,
+    write_detected,
+)
+from engine.query import recalls
+from engine.records import FactsCollector, KnowledgeStore, SessionFacts, epoch_ms, scrub_step
 
 BATCH_SAMPLES = 50
 STEP_SAMPLES = 300
@@ -124,7 +127,7 @@ def truth_and_decisions(ledger: FactsLedger) -> tuple[set[str], set[str]]:
 
 def session_facts(root: Path, session_id: str) -> tuple[str, bytes]:
     """A session's supersede facts straight from its records, as indexing collects them
-    (`engine.documents.step_document`), without analysing any text or building an index: for
+    (`engine.index.documents.step_document`), without analysing any text or building an index: for
     detection at sizes where building the index is the build benchmark's business. On one
     corpus, `--facts-only` and a build must write the same decision files (checked at 100k)."""
     loaded = KnowledgeStore(root).load_session(session_id)

@@ -1,4 +1,4 @@
-"""Validated inputs of the recording and status tools (the knowledge tools use engine.inputs).
+"""Validated inputs of the recording and status tools (the knowledge tools use engine.core.inputs).
 
 `RecordStepInput` is a StepRecord whose `sessionId` and `timestamp` may be left to the server;
 like every record it keeps fields it does not know (`timing`, `environment`, …) so recorders
@@ -26,7 +26,7 @@ Tag = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class WithinLimits(BaseModel):
-    """Arguments that are recorded: within `engine.limits`, checked as sent, before anything
+    """Arguments that are recorded: within `engine.records.limits`, checked as sent, before anything
     else (an integer beyond 64 bits cannot be written, a 10 MB text would slow every search)."""
 
     @model_validator(mode="before")

@@ -5,7 +5,7 @@ They are declared here, not generated from the pydantic inputs, because §5 fixe
 `$ref`s to shared `definitions`; we serve the same definitions inlined at each use, because
 clients fill arguments from a property's own `type` and many (the official MCP Inspector among
 them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
-The pydantic models in `engine.inputs` / `server.inputs` enforce the same limits at call time;
+The pydantic models in `engine.core.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
 Additive properties (not in §5): search `offset`, `minSalience`, `mode`, `minSimilarity`,
 `types`; search and last `includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not

@@ -58,7 +58,7 @@ class ServerState:
     in the engine."""
     offers: Offers = field(default_factory=Offers)
     """Targets that search results and priorKnowledge offered each session (in memory only):
-    a later step that follows one and works records a recall link (engine.recall)."""
+    a later step that follows one and works records a recall link (engine.history.recall_links)."""
 
     conversations: OrderedDict[str, Conversation] = field(default_factory=OrderedDict)
     """Each client's conversation, by its MCP session id ("" over stdio: one client)."""

@@ -15,12 +15,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from engine import KnowledgeEngine
-from engine.indexer import SyncReport, ensure_index
-from engine.inputs import SearchInput, validate
-from engine.models import (
+from engine.core import SearchInput, SearchPage, validate
+from engine.index import SyncReport, ensure_index
+from engine.meaning import EMBED_TIMEOUT_ENV
+from engine.records import (
     A11yNode,
     A11ySnapshot,
     GitInfo,
+    KnowledgeStore,
     Observation,
     Outcome,
     ScreenState,
@@ -31,9 +33,6 @@ from engine.models import (
     TestIdItem,
     ToolCall,
 )
-from engine.results import SearchPage
-from engine.semantic import EMBED_TIMEOUT_ENV
-from engine.store import KnowledgeStore
 
 # `pytest --hypothesis-profile=stress` digs deeper before a release.
 settings.register_profile(

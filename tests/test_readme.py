@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from engine.semantic import EMBED_TIMEOUT_ENV
+from engine.meaning import EMBED_TIMEOUT_ENV
 
 pytestmark = pytest.mark.slow
 

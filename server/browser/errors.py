@@ -1,6 +1,6 @@
 """The browser tools' errors: each an `MM_…` code of the TypeScript recorder and a next step.
 
-KnowhowError (engine.errors)
+KnowhowError (engine.core.errors)
 └── BrowserError                  MM_BROWSER_ERROR      (the browser crashed or was closed)
     ├── LaunchFailed              MM_LAUNCH_FAILED      (no Chromium, bad extension, bad flags)
     ├── SessionAlreadyRunning     MM_SESSION_ALREADY_RUNNING

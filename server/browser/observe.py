@@ -172,7 +172,7 @@ async def visible_rule_test_ids(page: Page, rules: ScreenRules) -> list[str]:
 def screen_state(
     url: str, rules: ScreenRules, visible_test_ids: Iterable[str], extension_id: str | None
 ) -> ScreenState:
-    """URL rules first, then visible testIds, then the hash route (engine.screens)."""
+    """URL rules first, then visible testIds, then the hash route (engine.records.screens)."""
     state: dict[str, object] = {
         "currentScreen": rules.detect(url, visible_test_ids),
         "currentUrl": url,

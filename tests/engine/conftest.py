@@ -10,7 +10,7 @@ import pytest
 
 from engine import KnowledgeEngine
 from engine.live import LiveIndex
-from engine.store import KnowledgeStore
+from engine.records import KnowledgeStore
 
 
 @pytest.fixture

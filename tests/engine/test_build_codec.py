@@ -11,11 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from engine.index import encode_documents
-from engine.memo import ByIdentity
-from engine.memory_text import EMBED_TEXTS
-from engine.models import StepRecord
-from engine.store import parse_step
+from engine.core import ByIdentity
+from engine.index import EMBED_TEXTS, encode_documents
+from engine.records import StepRecord, parse_step
 
 TEXT = st.text(max_size=12)
 JSON_VALUE = st.recursive(

@@ -12,14 +12,26 @@ from pathlib import Path
 import pytest
 
 from engine import KnowledgeEngine
-from engine.errors import IndexDamaged
-from engine.index import IndexLayout
-from engine.index_check import DAMAGE_FILE, FOOTER_TAIL, GenerationCheck, reported_damage
-from engine.indexer import ensure_index, rebuild
-from engine.inputs import SearchInput
+from engine.core import IndexDamaged, SearchInput
+from engine.index import (
+    DAMAGE_FILE,
+    FOOTER_TAIL,
+    GenerationCheck,
+    IndexLayout,
+    ensure_index,
+    rebuild,
+    reported_damage,
+)
 from engine.live import LiveIndex
-from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
-from engine.store import KnowledgeStore
+from engine.records import (
+    KnowledgeStore,
+    Outcome,
+    SessionMetadata,
+    StepRecord,
+    StepTarget,
+    ToolCall,
+    now_iso,
+)
 from tests.engine.test_live import wait_for
 
 

@@ -12,13 +12,17 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from engine.decisions import supersede_step
-from engine.errors import InvalidInput
-from engine.index import IndexLayout
-from engine.inputs import ClusterInput, DuplicatesInput, SupersedeInput, validate
-from engine.results import DuplicateGroup, DuplicateList
-from engine.text_groups import TextGroups, identifiers
-from engine.vectors import TEXTS_FILE
+from engine.core import (
+    ClusterInput,
+    DuplicateGroup,
+    DuplicateList,
+    DuplicatesInput,
+    InvalidInput,
+    SupersedeInput,
+    validate,
+)
+from engine.embedding import TEXTS_FILE, TextGroups, identifiers
+from engine.index import IndexLayout, supersede_step
 from tests.conftest import Knowledge
 
 UNLOCK_A11Y = [("e1", "heading", "Welcome back!"), ("e2", "textbox", "Password")]

@@ -3,9 +3,9 @@
 import pytest
 import tantivy
 
-from engine.clauses import all_of
-from engine.filters import ReadView, search_filters, step_clauses
-from engine.inputs import SearchInput
+from engine.core import SearchInput
+from engine.index import all_of
+from engine.query import ReadView, search_filters, step_clauses
 from tests.conftest import Knowledge
 from tests.engine.test_superseded_paths import renamed
 

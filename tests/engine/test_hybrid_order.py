@@ -8,8 +8,8 @@ import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.hybrid import Hit, fuse, settle
-from engine.vectors import KeyNumbers, key_number, text_key
+from engine.embedding import KeyNumbers, key_number, text_key
+from engine.meaning import Hit, fuse, settle
 
 NO_SEARCHER = cast(tantivy.Searcher, None)
 """The hits below hold their documents already: no searcher is asked for one."""

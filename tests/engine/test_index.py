@@ -6,12 +6,19 @@ import orjson
 import pytest
 import tantivy
 
-from engine import KnowledgeEngine, indexer
-from engine.errors import IndexUnavailable, StaleIndex
-from engine.index import DOCSTORE_BLOCK_BYTES, META_FILE, IndexLayout, IndexReader, IndexWriter
-from engine.indexer import ensure_index, rebuild
-from engine.inputs import SearchInput, SessionsInput
-from engine.schema import SCHEMA_VERSION
+from engine import KnowledgeEngine
+from engine.core import IndexUnavailable, SearchInput, SessionsInput, StaleIndex
+from engine.index import (
+    DOCSTORE_BLOCK_BYTES,
+    META_FILE,
+    SCHEMA_VERSION,
+    IndexLayout,
+    IndexReader,
+    IndexWriter,
+    ensure_index,
+    indexer,
+    rebuild,
+)
 
 
 def step_ids(page):

@@ -2,8 +2,9 @@
 
 import pytest
 
-from engine.errors import InvalidInput, KnowhowError
-from engine.inputs import (
+from engine.core import (
+    InvalidInput,
+    KnowhowError,
     LastInput,
     SearchInput,
     SessionScope,

@@ -1,4 +1,4 @@
-"""`engine.limits.check_record`: what a recorded record may hold, and the field it names."""
+"""`engine.records.limits.check_record`: what a recorded record may hold, and the field it names."""
 
 from typing import Any
 
@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.documents import field_text
-from engine.errors import InvalidInput
-from engine.inputs import SummarizeInput
-from engine.limits import (
+from engine.core import InvalidInput, SummarizeInput
+from engine.index import field_text
+from engine.records import (
     FIELD_TOKENS,
     MAX_INT,
     MAX_TEXT_CHARS,

@@ -18,19 +18,32 @@ from typing import Any
 import orjson
 import pytest
 
-from engine import KnowledgeEngine, index_status
-from engine.documents import session_documents
-from engine.index import META_FILE, IndexLayout, IndexWriter
-from engine.index_status import LagMeter
-from engine.indexer import SyncReport, rebuild
-from engine.inputs import SearchInput
-from engine.lease import WriterLease, writer_pid
-from engine.live import LiveIndex
-from engine.models import Outcome, SessionMetadata, StepRecord, StepTarget, ToolCall, now_iso
-from engine.session_sync import remember, sync_sessions, tail_documents
-from engine.store import KnowledgeStore, Listing, list_session
-from engine.supersede import SessionFacts
-from engine.watcher import session_of
+from engine import KnowledgeEngine
+from engine.core import SearchInput
+from engine.index import (
+    META_FILE,
+    IndexLayout,
+    IndexWriter,
+    SyncReport,
+    rebuild,
+    remember,
+    session_documents,
+    sync_sessions,
+    tail_documents,
+)
+from engine.live import LagMeter, LiveIndex, WriterLease, session_of, status, writer_pid
+from engine.records import (
+    KnowledgeStore,
+    Listing,
+    Outcome,
+    SessionFacts,
+    SessionMetadata,
+    StepRecord,
+    StepTarget,
+    ToolCall,
+    list_session,
+    now_iso,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -191,13 +204,13 @@ def test_the_writers_start_up_listing_serves_the_first_status_call(
     try:
         assert live.start(wait=60)
         listed: list[str] = []
-        real = index_status.list_session
+        real = status.list_session
 
         def listing(root: Path, session_id: str) -> Listing:
             listed.append(session_id)
             return real(root, session_id)
 
-        monkeypatch.setattr(index_status, "list_session", listing)
+        monkeypatch.setattr(status, "list_session", listing)
         lag = live.status(dict).indexLag
         assert (lag.pendingSessions, listed) == (0, [])
     finally:
@@ -238,7 +251,7 @@ def test_the_live_worker_survives_failed_batches_and_catches_up(
             raise OSError(28, "No space left on device")
         return real_sync(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.sync_sessions", sync_on_a_full_disk)
+    monkeypatch.setattr("engine.live.live_index.sync_sessions", sync_on_a_full_disk)
     store.record_step(step("mm-one1", "confirm-footer-button"))
     live = LiveIndex(store, index_dir, retry_seconds=0.05)
     try:
@@ -296,8 +309,8 @@ WRITER_SCRIPT = textwrap.dedent(  # argv: root, index[, stall seconds]
     """
     import sys, time
     from pathlib import Path
-    from engine.live import LiveIndex
-    from engine.store import KnowledgeStore
+    from engine.live.live_index import LiveIndex
+    from engine.records.knowledge_root import KnowledgeStore
     live = LiveIndex(
         KnowledgeStore(Path(sys.argv[1])), Path(sys.argv[2]), retry_seconds=0.2,
         stall_seconds=float(sys.argv[3]) if len(sys.argv) > 3 else 60.0,
@@ -353,7 +366,7 @@ def test_failed_batch_is_counted_and_the_loop_lives(
             raise OSError("disk hiccup")
         return sync_sessions(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.sync_sessions", flaky)
+    monkeypatch.setattr("engine.live.live_index.sync_sessions", flaky)
     generation = IndexLayout(live.layout.base).current()
     new_session(store, "mm-flaky1", "send")
     store.record_step(step("mm-flaky1", "after-hiccup"))
@@ -404,9 +417,9 @@ def test_corrupt_files_are_ledgered_for_every_process(
     (entry,) = skipped()
     assert entry["path"] == "mm-broken/steps/0002-mm_click.json"
     assert entry["reason"].startswith("invalid JSON")
-    status = reader.status(fresh_counts)
-    assert status.isWriter is False and status.writerPid == os.getpid()
-    assert status.documents == {"steps": 1, "sessions": 1}
+    report = reader.status(fresh_counts)
+    assert report.isWriter is False and report.writerPid == os.getpid()
+    assert report.documents == {"steps": 1, "sessions": 1}
 
 
 def snapshot_step(session_id: str, n: int, nodes: list[tuple[str, str]]) -> StepRecord:

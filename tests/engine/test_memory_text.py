@@ -6,9 +6,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.labels import KNOWN_ACTIONS
-from engine.memory_text import (
+from engine.index import (
     OBSERVING_ACTIONS,
+    StepPayload,
     is_observation_text,
     names_an_observation,
     selector_words,
@@ -16,7 +16,7 @@ from engine.memory_text import (
     step_text,
     words,
 )
-from engine.payload import StepPayload
+from engine.records import KNOWN_ACTIONS
 
 WALLET = "chrome-extension://abc/home.html#/send"
 
@@ -202,8 +202,9 @@ SCREENS = st.sampled_from(["unknown", "home", "send", "unlock", "settings"])
 def test_only_an_observing_step_has_an_observation_text(
     action: str, target: dict[str, Any] | None, acted_on: str, landed: str, failed: bool
 ) -> None:
-    """The semantic leg weighs observations by their text (`engine.semantic.text_weights`):
-    every observing tool's text is recognised, whatever it observed, and no action's is."""
+    """The semantic leg weighs observations by their text
+    (`engine.meaning.semantic_leg.text_weights`): every observing tool's text is recognised,
+    whatever it observed, and no action's is."""
     error = {"code": "MM_TARGET_NOT_FOUND", "message": "look at this"} if failed else None
     step = payload(f"mm_{action}", target, onScreen=acted_on, screen=landed, error=error)
     assert is_observation_text(step_text(step)) == (action in OBSERVING_ACTIONS)

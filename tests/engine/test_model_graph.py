@@ -1,6 +1,6 @@
-"""The embedding model as loaded (`engine.model_graph`): int8 lookup tables give the packaged
-graph's vectors bit for bit; integer products of the linear layers give vectors close to the
-float graph's, the same for a text alone or in any batch."""
+"""The embedding model as loaded (`engine.embedding.model_graph`): int8 lookup tables give the
+packaged graph's vectors bit for bit; integer products of the linear layers give vectors close to
+the float graph's, the same for a text alone or in any batch."""
 
 import tempfile
 from pathlib import Path
@@ -9,22 +9,15 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from engine import embedder, model_graph
-from engine.embedder import (
+from engine.embedding import (
     ALL_CORES,
     BULK_TEXTS,
     Embedder,
+    embedder,
     embedder_for,
     load_embedder,
+    model_graph,
     model_path,
-)
-from engine.model_graph import (
-    PROBE_DEPTH,
-    PROBE_PRODUCTS,
-    gather_before_dequantising,
-    integer_matmuls,
-    plain_attention,
-    signed_products_probe,
 )
 
 TEXTS = [
@@ -47,7 +40,7 @@ def embedder_of(model: bytes | str) -> Embedder:
 
 
 def test_int8_lookup_tables_embed_exactly_as_the_packaged_graph() -> None:
-    tables = embedder_of(gather_before_dequantising(model_path().read_bytes()))
+    tables = embedder_of(model_graph.gather_before_dequantising(model_path().read_bytes()))
     packaged = embedder_of(str(model_path()))  # the file as shipped, folded to float32 tables
     assert tables.embed(TEXTS).tobytes() == packaged.embed(TEXTS).tobytes()
     one_by_one = [tables.embed([text])[0].tobytes() for text in TEXTS]
@@ -55,7 +48,7 @@ def test_int8_lookup_tables_embed_exactly_as_the_packaged_graph() -> None:
 
 
 def test_integer_products_stay_close_to_the_float_graph() -> None:
-    floats = embedder_of(gather_before_dequantising(model_path().read_bytes()))
+    floats = embedder_of(model_graph.gather_before_dequantising(model_path().read_bytes()))
     cosines = np.sum(Embedder(model_path()).embed(TEXTS) * floats.embed(TEXTS), axis=1)
     # Measured on the 100k corpus' texts: 0.9994 mean, 0.9988 lowest.
     assert cosines.min() > 0.99 and cosines.mean() > 0.995, cosines
@@ -75,30 +68,33 @@ def test_a_text_embeds_the_same_alone_or_in_any_batch() -> None:
 
 def test_every_linear_layer_multiplies_int8_weights() -> None:
     packaged = model_path().read_bytes()
-    rewritten = integer_matmuls(gather_before_dequantising(packaged))
+    rewritten = model_graph.integer_matmuls(model_graph.gather_before_dequantising(packaged))
     assert rewritten.count(b"MatMulIntegerToFloat") == LINEAR_LAYERS
     assert len(rewritten) < len(packaged) * 1.01  # the weights stay one byte each
-    assert integer_matmuls(rewritten) == rewritten  # nothing left to rewrite
+    assert model_graph.integer_matmuls(rewritten) == rewritten  # nothing left to rewrite
 
 
 def test_the_attention_without_its_detours_embeds_bit_for_bit_the_same() -> None:
-    """`plain_attention` drops what only moved values or guarded against rows that never
+    """`model_graph.plain_attention` drops what only moved values or guarded against rows that never
     occur: every vector, alone or in a padded batch, is the one the exported graph gives."""
-    tables = gather_before_dequantising(model_path().read_bytes())
-    plain = plain_attention(tables)
+    tables = model_graph.gather_before_dequantising(model_path().read_bytes())
+    plain = model_graph.plain_attention(tables)
     assert plain.count(b"IsNaN") == 0 < tables.count(b"IsNaN")
     assert plain.count(b"Shape") < tables.count(b"Shape")
-    assert plain_attention(plain) == plain  # nothing left to rewrite
-    exported, simpler = embedder_of(integer_matmuls(tables)), embedder_of(integer_matmuls(plain))
+    assert model_graph.plain_attention(plain) == plain  # nothing left to rewrite
+    exported, simpler = (
+        embedder_of(model_graph.integer_matmuls(tables)),
+        embedder_of(model_graph.integer_matmuls(plain)),
+    )
     assert simpler.embed(TEXTS).tobytes() == exported.embed(TEXTS).tobytes()
     alone = [simpler.embed([text])[0].tobytes() for text in TEXTS]
     assert alone == [exported.embed([text])[0].tobytes() for text in TEXTS]
 
 
 def test_a_graph_without_the_patterns_is_left_as_it_was() -> None:
-    rewritten = gather_before_dequantising(model_path().read_bytes())
+    rewritten = model_graph.gather_before_dequantising(model_path().read_bytes())
     assert rewritten != model_path().read_bytes()
-    assert gather_before_dequantising(rewritten) == rewritten
+    assert model_graph.gather_before_dequantising(rewritten) == rewritten
 
 
 def test_without_a_writable_temporary_folder_the_model_loads_from_memory(
@@ -138,9 +134,9 @@ def test_int8_weights_give_the_uint8_graphs_vectors_bit_for_bit() -> None:
     """Where uint8 x int8 products are exact, keeping the weights int8 is a speed-up only."""
     if not embedder._signed_products_exact(ort):
         pytest.skip("this CPU's uint8 x int8 products are not exact: only the uint8 graph runs")
-    tables = gather_before_dequantising(model_path().read_bytes())
-    signed = embedder_of(integer_matmuls(tables, signed_weights=True))
-    unsigned = embedder_of(integer_matmuls(tables, signed_weights=False))
+    tables = model_graph.gather_before_dequantising(model_path().read_bytes())
+    signed = embedder_of(model_graph.integer_matmuls(tables, signed_weights=True))
+    unsigned = embedder_of(model_graph.integer_matmuls(tables, signed_weights=False))
     assert signed.embed(TEXTS).tobytes() == unsigned.embed(TEXTS).tobytes()
 
 
@@ -166,12 +162,14 @@ def test_the_probe_decides_which_weights_the_model_runs_with(
 
 
 def test_the_probe_overflows_16_bits_in_every_pair_of_products() -> None:
-    """Its answer is `PROBE_PRODUCTS` only if every product is added in 32 bits; a CPU that
-    adds pairs in 16 bits (saturating) gives another answer, and the uint8 graph is kept."""
+    """Its answer is `model_graph.PROBE_PRODUCTS` only if every product is added in 32 bits; a CPU
+    that adds pairs in 16 bits (saturating) gives another answer, and the uint8 graph is kept."""
     assert 2 * 255 * 127 > 2**15 - 1 and 2 * 255 * -128 < -(2**15)
-    session = ort.InferenceSession(signed_products_probe(), providers=["CPUExecutionProvider"])
-    products = session.run(None, {"rows": np.full((4, PROBE_DEPTH), 255, np.uint8)})[0]
-    exact = bool((products == np.array(PROBE_PRODUCTS, np.float32)).all())
+    session = ort.InferenceSession(
+        model_graph.signed_products_probe(), providers=["CPUExecutionProvider"]
+    )
+    products = session.run(None, {"rows": np.full((4, model_graph.PROBE_DEPTH), 255, np.uint8)})[0]
+    exact = bool((products == np.array(model_graph.PROBE_PRODUCTS, np.float32)).all())
     assert embedder._signed_products_exact(ort) is exact
 
 

@@ -2,8 +2,15 @@
 
 import pytest
 
-from engine.errors import InvalidInput, NoActiveSession, NotFound
-from engine.inputs import LastInput, SessionsInput, SummarizeInput, validate
+from engine.core import (
+    InvalidInput,
+    LastInput,
+    NoActiveSession,
+    NotFound,
+    SessionsInput,
+    SummarizeInput,
+    validate,
+)
 
 SEND, SWAP, ONBOARD = "mm-send", "mm-swap", "mm-onboard"
 

@@ -1,7 +1,7 @@
 """priorKnowledge: what worked last time on this screen, from all history, robust to renames."""
 
-from engine.models import A11yHint
-from engine.prior import ScreenContext
+from engine.history import ScreenContext
+from engine.records import A11yHint
 from tests.conftest import Knowledge
 
 HOME_IDS = [("coin-overview-send", "Send"), ("coin-overview-swap", "Swap")]

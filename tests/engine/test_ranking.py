@@ -3,7 +3,7 @@ deterministic ties; and pages that add up to the whole result list."""
 
 import pytest
 
-from engine.inputs import SearchInput
+from engine.core import SearchInput
 
 
 def ranked(page):

@@ -1,7 +1,7 @@
 """Recall links: a step that follows an offered target and works links to the memory."""
 
-from engine.models import A11yHint, StepTarget
-from engine.recall import Offers, offered_keys, suggestion_offers, with_recalls
+from engine.history import Offers, offered_keys, suggestion_offers, with_recalls
+from engine.records import A11yHint, StepTarget
 from tests.conftest import Knowledge
 from tests.engine.test_prior import record_send_flow, send_screen
 

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import StepRecord, scrub_step
-from engine.redaction import REDACTED, is_secret, looks_like_secret
-from engine.summarize import summarize_session
+from engine.history import summarize_session
+from engine.records import REDACTED, is_secret, looks_like_secret
 from tests.conftest import Knowledge
 
 PASSWORD = "Zanzibar-Quokka-77"

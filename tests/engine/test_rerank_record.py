@@ -1,15 +1,15 @@
-"""The rerank reads a step's rank record without splitting it into tokens (`engine.search`
-looks each query token up as " token " in the record's space-separated lists): what it finds is
-what the split record holds, for any tokens a record can hold (pipes and unicode included) and
-any query tokens."""
+"""The rerank reads a step's rank record without splitting it into tokens
+(`engine.search.step_search` looks each query token up as " token " in the record's space-separated
+lists): what it finds is what the split record holds, for any tokens a record can hold (pipes and
+unicode included) and any query tokens."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from analyzers import QueryTerm
-from engine.documents import rank_record
+from engine.index import rank_record
 from engine.query import PlannedQuery
-from engine.search import _Coverage
+from engine.search import Coverage
 
 WORD = st.text(st.characters(codec="utf-8"), min_size=1, max_size=6)
 """Values as analysers may emit them: record tokens come out of `str.split()`, query tokens
@@ -53,4 +53,4 @@ def test_the_record_is_read_as_its_split_tokens(
         whole_tokens=frozenset(),
     )
     expected = split_definition(ok, seen_step.split(), seen_error.split(), tuple(concepts))
-    assert _Coverage(plan).of(record) == expected
+    assert Coverage(plan).of(record) == expected

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import salience
-from engine.models import DAY_MS
-from engine.salience import SALIENCE_WEIGHT, lifted, salience_of
+from engine.query import SALIENCE_WEIGHT, lifted, salience, salience_of
+from engine.records import DAY_MS
 from tests.conftest import FIXED_NOW, Knowledge
 
 NOW_MS = 1_800_000_000_000

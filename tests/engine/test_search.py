@@ -8,8 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from engine.errors import NoActiveSession
-from engine.inputs import SearchInput, validate
+from engine.core import NoActiveSession, SearchInput, validate
 
 A, B, C = "mm-send-recent", "mm-swap-old", "mm-onboard-mid"
 HOME_URL = "chrome-extension://abc/home.html#/"

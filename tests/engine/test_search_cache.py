@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import IndexDamaged
+from engine.core import IndexDamaged, SearchInput, validate
 from engine.index import IndexLayout
-from engine.inputs import SearchInput, validate
-from engine.search_cache import SearchCache, cache_key
+from engine.search import SearchCache, cache_key
 from tests.conftest import Knowledge
 
 

@@ -15,25 +15,32 @@ import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import embedder
-from engine.embedder import DIMENSION, MODEL_ID, MODEL_PATH_ENV, Embedder, Vectors
-from engine.errors import InvalidInput
-from engine.index import IndexLayout
-from engine.indexer import rebuild
-from engine.inputs import SearchInput, validate
-from engine.knowledge import KnowledgeEngine
-from engine.meaning import QueryEmbedding
-from engine.memory_text import is_observation_text
-from engine.semantic import (
+from engine import KnowledgeEngine
+from engine.core import InvalidInput, SearchInput, validate
+from engine.embedding import (
+    DIMENSION,
+    KEYS_FILE,
+    META_FILE,
+    MODEL_ID,
+    MODEL_PATH_ENV,
+    ROWS_FILE,
+    TEXTS_FILE,
+    Embedder,
+    Vectors,
+    embedder,
+    text_key,
+)
+from engine.index import IndexLayout, is_observation_text, rebuild
+from engine.meaning import (
     EMBED_TIMEOUT_ENV,
     OBSERVATION_WEIGHT,
     SCREEN_WEIGHT,
+    QueryEmbedding,
     SemanticLeg,
     configured_embed_timeout,
     embed_soon,
     top_rows,
 )
-from engine.vectors import KEYS_FILE, META_FILE, ROWS_FILE, TEXTS_FILE, text_key
 from tests.conftest import Knowledge
 
 UNLOCK_A11Y = [("e1", "heading", "Welcome back!"), ("e2", "textbox", "Password")]

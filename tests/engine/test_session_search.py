@@ -1,7 +1,7 @@
 """Session search (`types: ["session"]`) counts sessions exactly, also when two were created in
 the same millisecond (sessions are told apart by their createdAt first)."""
 
-from engine.inputs import SearchInput, validate
+from engine.core import SearchInput, validate
 from tests.conftest import Knowledge
 
 

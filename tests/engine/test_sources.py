@@ -2,7 +2,7 @@
 read from document frequencies only when none is deleted)."""
 
 from engine import SearchInput
-from engine.clauses import count, term
+from engine.index import count, term
 from tests.conftest import Knowledge
 
 

@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 
 from engine import KnowledgeEngine
-from engine.index import IndexLayout
-from engine.lease import WriterLease, writer_pid
-from engine.live import LiveIndex
-from engine.session_sync import sync_sessions
-from engine.store import KnowledgeStore
+from engine.index import IndexLayout, sync_sessions
+from engine.live import LiveIndex, WriterLease, writer_pid
+from engine.records import KnowledgeStore
 from tests.engine.test_live import REPO, WRITER_SCRIPT, hits, new_session, step, wait_for
 
 STALL = 8.0
@@ -69,7 +67,7 @@ def blocked_writer(
             release.wait()
         return sync_sessions(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.sync_sessions", blocking_sync)
+    monkeypatch.setattr("engine.live.live_index.sync_sessions", blocking_sync)
     assert writer.start(wait=10) and writer.is_writer
     yield writer, release
     release.set()

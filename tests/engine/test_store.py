@@ -7,11 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engine.errors import InvalidInput
-from engine.files import validate_session_id
-from engine.inputs import SearchInput, SessionsInput
-from engine.models import SessionMetadata, StepRecord
-from engine.store import KnowledgeStore, list_session
+from engine.core import InvalidInput, SearchInput, SessionsInput, validate_session_id
+from engine.records import KnowledgeStore, SessionMetadata, StepRecord, list_session
 
 GOOD_STEP = {
     "timestamp": "2026-01-15T10:00:00.000Z",

@@ -1,15 +1,21 @@
 """A searcher's doc-store pages are unmapped every few searches and after any other read
-(`engine.store_pages`), never a mapping that could be another's, and nothing happens where the
-system cannot say."""
+(`engine.index.doc_store_pages`), never a mapping that could be another's, and nothing happens where
+the system cannot say."""
 
 import mmap
 from pathlib import Path
 
 import pytest
 
-from engine import KnowledgeEngine, LastInput, SearchInput, SearchPage, store_pages
-from engine.knowledge import RELEASE_GROWTH_BYTES, SEARCHES_PER_RELEASE
-from engine.store_pages import MAPS, StoreMappings
+from engine import (
+    RELEASE_GROWTH_BYTES,
+    SEARCHES_PER_RELEASE,
+    KnowledgeEngine,
+    LastInput,
+    SearchInput,
+    SearchPage,
+)
+from engine.index import MAPS, StoreMappings, doc_store_pages
 from tests.conftest import Knowledge
 
 linux_only = pytest.mark.skipif(not MAPS.exists(), reason="needs /proc/self/maps")
@@ -65,7 +71,7 @@ def test_searches_leave_no_doc_store_page_mapped_every_few_and_answer_the_same(
     assert first.total == 30
     assert resident_kb(".store", kb.index_dir) == 0
     assert resident_kb(".idx", kb.index_dir) > 0  # postings stay mapped: every search reads them
-    # The same searcher kept the documents it read (`engine.stored_docs`): searching again
+    # The same searcher kept the documents it read (`engine.query.doc_store_cache`): searching again
     # maps no doc-store page.
     later = [engine.search(request) for _ in range(SEARCHES_PER_RELEASE)]
     assert all(page.model_dump() == first.model_dump() for page in again + later)
@@ -97,7 +103,7 @@ def test_searches_release_sooner_once_resident_memory_grew(
         resident[0] += RELEASE_GROWTH_BYTES // 2 + 1
         return resident[0]
 
-    monkeypatch.setattr(store_pages, "resident_bytes", growing)
+    monkeypatch.setattr("engine.knowledge.resident_bytes", growing)  # where it is used
     request = SearchInput(query="send button", limit=50, mode="keyword")
     first = engine.search(request)  # the first read marks where memory stands
     assert resident_kb(".store", kb.index_dir) > 0
@@ -162,9 +168,9 @@ def test_without_a_maps_listing_nothing_is_released(tmp_path: Path) -> None:
 def test_resident_memory_is_read_where_the_system_says_it(tmp_path: Path) -> None:
     """`/proc/self/statm`'s resident pages in bytes; None without the file or with a
     malformed one (then only the count of searches releases)."""
-    if store_pages.STATM.exists():
-        resident = store_pages.resident_bytes()
+    if doc_store_pages.STATM.exists():
+        resident = doc_store_pages.resident_bytes()
         assert resident is not None and resident > 1024 * 1024
-    assert store_pages.resident_bytes(tmp_path / "missing") is None
+    assert doc_store_pages.resident_bytes(tmp_path / "missing") is None
     (tmp_path / "statm").write_text("12")
-    assert store_pages.resident_bytes(tmp_path / "statm") is None
+    assert doc_store_pages.resident_bytes(tmp_path / "statm") is None

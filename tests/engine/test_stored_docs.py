@@ -1,11 +1,10 @@
-"""Stored documents are kept per searcher (`engine.stored_docs`): a search reads each one once,
-and after a commit a search never sees what an earlier searcher's addresses held."""
+"""Stored documents are kept per searcher (`engine.query.doc_store_cache`): a search reads each one
+once, and after a commit a search never sees what an earlier searcher's addresses held."""
 
 import tantivy
 
 from engine import SearchInput
-from engine.filters import ReadView
-from engine.stored_docs import StoredDocs
+from engine.query import ReadView, StoredDocs
 from tests.conftest import FIXED_NOW, Knowledge
 
 

@@ -13,19 +13,21 @@ import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import KnowledgeEngine, indexer
-from engine.decisions import FactsLedger, decisions_lock, supersede, write_detected
-from engine.errors import InvalidInput, NotFound
+from engine import KnowledgeEngine
+from engine.core import InvalidInput, NotFound
+from engine.history import ScreenContext
+from engine.index import FactsLedger, decisions_lock, indexer, supersede, write_detected
 from engine.live import LiveIndex
-from engine.models import SessionMetadata, Supersession, now_iso
-from engine.prior import ScreenContext
-from engine.store import KnowledgeStore
-from engine.supersede import (
+from engine.records import (
     Action,
     Detected,
+    KnowledgeStore,
     ScreenFacts,
     Seen,
     SessionFacts,
+    SessionMetadata,
+    Supersession,
+    now_iso,
     plan,
     plan_screen,
     selector_test_id,

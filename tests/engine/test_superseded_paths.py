@@ -6,7 +6,7 @@ duplicates and clusters in test_duplicates.py, batch-search in tests/server/test
 
 import pytest
 
-from engine.inputs import LastInput, SearchInput, SearchMode, TimelineInput
+from engine.core import LastInput, SearchInput, SearchMode, TimelineInput
 from tests.conftest import Knowledge
 from tests.engine.test_supersede import after_rename, before_rename
 

@@ -1,11 +1,11 @@
-"""Term counts are kept per searcher (`engine.term_counts`): what the term dictionaries
+"""Term counts are kept per searcher (`engine.query.term_counts`): what the term dictionaries
 answered is asked once, and after a commit a search never plans with an older searcher's."""
 
 import tantivy
 
 from engine import SearchInput
-from engine.schema import SCORED_FIELDS
-from engine.term_counts import TermCounts
+from engine.index import SCORED_FIELDS
+from engine.query import TermCounts
 from tests.conftest import Knowledge
 
 

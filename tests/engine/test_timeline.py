@@ -6,10 +6,8 @@ import orjson
 import pytest
 
 from engine import KnowledgeEngine
-from engine.errors import NotFound
-from engine.inputs import SearchInput, validate
-from engine.results import StepSummary
-from engine.timeline import TimelineResult, step_context, timeline
+from engine.core import NotFound, SearchInput, StepSummary, validate
+from engine.history import TimelineResult, step_context, timeline
 from tests.conftest import FIXED_NOW, Knowledge
 
 

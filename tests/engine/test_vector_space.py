@@ -9,13 +9,10 @@ import orjson
 import pytest
 
 from engine import KnowledgeEngine
-from engine.embedder import DIMENSION, MODEL_ID
-from engine.errors import StaleIndex
-from engine.index import IndexLayout, IndexWriter
-from engine.indexer import rebuild
-from engine.inputs import SearchInput, validate
+from engine.core import SearchInput, StaleIndex, validate
+from engine.embedding import DIMENSION, META_FILE, MODEL_ID, ROWS_FILE
+from engine.index import IndexLayout, IndexWriter, rebuild
 from engine.live import LiveIndex, built_by_other_version
-from engine.vectors import META_FILE, ROWS_FILE
 from tests.conftest import FIXED_NOW, Knowledge
 
 OLD_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"

@@ -12,9 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from engine.errors import InvalidInput
-from engine.inputs import validate
-from engine.screens import default_rules
+from engine.core import InvalidInput, validate
+from engine.records import default_rules
 from server.browser.actions import resolve_url
 from server.browser.driver import InvalidScreenRules, extension_id, load_screen_rules, start_url
 from server.browser.inputs import ClickInput, LaunchInput, TypeInput, schema_of

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from engine.limits import MAX_DEPTH, MAX_LIST_ITEMS, MAX_RECORD_BYTES, MAX_TEXT_CHARS
+from engine.records import MAX_DEPTH, MAX_LIST_ITEMS, MAX_RECORD_BYTES, MAX_TEXT_CHARS
 from server.app import create_server
 from server.cli import app
 from server.settings import ServerSettings
@@ -106,7 +106,7 @@ async def test_a_full_disk_is_an_envelope_and_nothing_is_left(
     def no_space(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("engine.files.os.fsync", no_space)
+    monkeypatch.setattr("engine.core.files.os.fsync", no_space)
     for name, args in [("mm_knowledge_record_step", STEP), ("mm_knowledge_start_session", {})]:
         envelope = await call(client, name, args)
         assert envelope["error"]["code"] == "MM_WRITE_FAILED", (name, envelope)

@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from engine.errors import InvalidInput
-from engine.inputs import (
+from engine.core import (
     ClusterInput,
     DuplicatesInput,
+    InvalidInput,
     LastInput,
     SearchInput,
     SessionsInput,

@@ -15,7 +15,7 @@ import orjson
 import pytest
 from mcp import Client
 
-from engine.limits import MAX_READ_FILE_BYTES
+from engine.records import MAX_READ_FILE_BYTES
 from tests.server.mcp_helpers import (
     REPO,
     call,

@@ -1,0 +1,210 @@
+"""Typed results of the knowledge operations (what CLI `--json` and MCP tools return)."""
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Result(BaseModel):
+    """Result models serialise with their camelCase names and without empty optionals."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class SourceSession(Result):
+    """The session a step was recorded in (spec 002's session context on every result)."""
+
+    id: str
+    createdAt: str
+    goal: str | None = None
+    flowTags: list[str] = Field(default_factory=list)
+    stepCount: int = 0
+
+
+class SupersededByStep(Result):
+    stepId: str
+    target: str | None = None
+    timestamp: str | None = None
+
+
+class StepSummary(Result):
+    """SPEC-03 KnowledgeStepSummary plus ids, outcome and score; lifecycle fields (spec 002):
+    `isSuperseded` (with `supersededBy`, `supersededAt`) and `sourceSession`."""
+
+    stepId: str
+    sessionId: str
+    timestamp: str
+    tool: str
+    screen: str
+    onScreen: str | None = None
+    """The screen the action was taken on, when it is not `screen` (where the step ended):
+    match evidence names it (`screen:confirm-transaction` on a step that ended on `home`)."""
+    snippet: str
+    ok: bool
+    target: dict[str, str] | None = None
+    labels: list[str] = Field(default_factory=list)
+    matchedFields: list[str] | None = None
+    sessionGoal: str | None = None
+    score: float | None = None
+    isSuperseded: bool | None = None
+    supersededBy: SupersededByStep | None = None
+    supersededAt: str | None = None
+    supersededReason: str | None = None
+    sourceSession: SourceSession | None = None
+    recallCount: int | None = None
+    """Search results: how many later sessions followed this step and it worked."""
+    salience: float | None = None
+    """Search results: 0..1 from those recalls, fading with their age (engine.query.salience)."""
+    type: str | None = None
+    """`step` (an action) or `screen` (an observation); on search results."""
+    similarity: float | None = None
+    """Cosine of the query to the step's texts (0..1), in hybrid and semantic mode."""
+    matchType: str | None = None
+    """`keyword`, `semantic` or `both`; on search results."""
+    relatedCount: int | None = None
+    """Search results: how many other current memories share its duplicate group."""
+
+
+class SessionMemory(Result):
+    """A session search result (`types: ["session"]`): a workflow memory — the session, the
+    steps of it that matched (best first) and its recipe (the screens it went through and its
+    first actions that worked)."""
+
+    type: str = "session"
+    sessionId: str
+    session: SourceSession
+    score: float
+    """The score of its best matching step (the session's rank)."""
+    similarity: float | None = None
+    matchType: str
+    matchedSteps: list[str]
+    screens: list[str]
+    actions: list["RecipeAction"]
+
+
+class SearchPage(Result):
+    query: str
+    total: int
+    offset: int
+    limit: int
+    hasMore: bool
+    results: list[StepSummary] | list[SessionMemory]
+    """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
+    hint: str | None = None
+    mode: str | None = None
+    modeUsed: str | None = None
+    degraded: str | None = None
+    """Why the search could not use the mode asked for (model missing, corrupt, …)."""
+
+    def steps(self) -> list[StepSummary]:
+        """The step and screen rows (none on a page of sessions)."""
+        return [row for row in self.results if isinstance(row, StepSummary)]
+
+    def sessions(self) -> list[SessionMemory]:
+        """The session rows (`types: ["session"]`)."""
+        return [row for row in self.results if isinstance(row, SessionMemory)]
+
+
+class StepList(Result):
+    total: int
+    steps: list[StepSummary]
+    hint: str | None = None
+    """Why nothing came back when the scope names a session that does not exist."""
+
+
+class SessionSummary(Result):
+    sessionId: str
+    createdAt: str
+    goal: str | None = None
+    flowTags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    git: dict[str, Any] | None = None
+    stepCount: int = 0
+    failedStepCount: int = 0
+    hasMetadata: bool = True
+
+
+class SessionList(Result):
+    total: int
+    sessions: list[SessionSummary]
+
+
+class RecipeAction(Result):
+    stepId: str
+    tool: str
+    screen: str
+    target: str | None = None
+    text: str | None = None
+
+
+class RecipeFailure(Result):
+    stepId: str
+    tool: str
+    screen: str
+    target: str | None = None
+    errorCode: str | None = None
+    errorMessage: str | None = None
+    recoveredBy: RecipeAction | None = None
+
+
+class SessionRecipe(Result):
+    """How a session went: where it went, what worked, what failed and how it recovered."""
+
+    session: SessionSummary
+    screens: list[str]
+    actions: list[RecipeAction]
+    failures: list[RecipeFailure]
+    skipped: list[dict[str, str]] = Field(default_factory=list)
+
+
+class DuplicateGroup(Result):
+    """Near-identical memories of one type: one text and the texts within the threshold of it."""
+
+    type: str
+    count: int
+    """Memories in the group (steps, screen observations or sessions)."""
+    text: str | None
+    """The group's most common text (None for a store that did not keep its texts)."""
+    variants: list[str] = Field(default_factory=list)
+    """Other texts of the group, most common first (at most a few)."""
+    distinctTexts: int
+    minSimilarity: float
+    """Lowest cosine of a text of the group to `text` (1.0: identical texts only)."""
+    examples: list[str]
+    """Ids of a few of its memories: the newest steps, or the sessions with most such steps."""
+
+
+class DuplicateList(Result):
+    similarityThreshold: float
+    types: list[str]
+    memories: int
+    """Memories considered (with a text, passing the filters)."""
+    total: int
+    """Groups of two or more memories."""
+    hasMore: bool
+    groups: list[DuplicateGroup]
+    degraded: str | None = None
+    """Why only identical texts could be grouped (no vectors of the model)."""
+
+
+class Cluster(Result):
+    size: int
+    """Memories in the cluster."""
+    distinctTexts: int
+    topTerms: list[str]
+    """Words that set the cluster apart (frequent in it, rarer elsewhere)."""
+    text: str | None
+    """The text nearest the cluster's centre."""
+    examples: list[str]
+    """Ids of memories with the texts nearest the centre."""
+
+
+class ClusterList(Result):
+    type: str
+    nClusters: int
+    memories: int
+    clusters: list[Cluster]
+    hint: str | None = None
+    """Why fewer clusters than asked came back (fewer distinct texts than nClusters)."""
+    degraded: str | None = None

@@ -1,0 +1,38 @@
+"""Reads of what was recorded that take no query text: the newest steps and sessions
+(`listing`), a step's timeline and context, a session's recipe (`summarize`),
+priorKnowledge for a screen, and the recall links a later step records. Imports the layers up
+to `engine.query`; never `engine.meaning` (they sit side by side).
+"""
+
+from engine.history.listing import last_steps, newest_session_id, session_list
+from engine.history.prior import PriorKnowledge, ScreenContext, prior_knowledge
+from engine.history.recall_links import (
+    Offers,
+    offered_keys,
+    result_offers,
+    suggestion_offers,
+    with_recalls,
+)
+from engine.history.recipe import SILENT_TOOLS, summarize, summarize_session
+from engine.history.session_context import StepContext, TimelineResult, step_context, timeline
+
+__all__ = [
+    "SILENT_TOOLS",
+    "Offers",
+    "PriorKnowledge",
+    "ScreenContext",
+    "StepContext",
+    "TimelineResult",
+    "last_steps",
+    "newest_session_id",
+    "offered_keys",
+    "prior_knowledge",
+    "result_offers",
+    "session_list",
+    "step_context",
+    "suggestion_offers",
+    "summarize",
+    "summarize_session",
+    "timeline",
+    "with_recalls",
+]

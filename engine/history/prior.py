@@ -1,0 +1,450 @@
+"""priorKnowledge: "what worked last time on this screen" (SPEC-02/SPEC-04, PriorKnowledgeV1).
+
+Drawn from ALL history through the index (no 48-hour or 5-session window): steps taken *on*
+this screen (the index records the screen an action was taken on, not the one it led to) or on
+elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 — never for
+`unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
+actionable tool 2; confidence = score / 20), weighted by outcome and by its session's age.
+Successful steps are grouped by target into suggestions, ranked by summed weight, then by the
+order in which they were used (a form reads top to bottom). A suggestion's preferred target is
+a testId visible now, else — when the remembered testId is gone (renamed) — the element with
+the same role and name, else the selector, else the role and name; targets that failed at
+least twice on this screen are listed in `avoid`.
+
+Superseded steps (`engine.query.superseded_rule`) are never candidates, so an old testId that was
+renamed is never a preferred target. What the current session already did on this screen in
+this visit (its steps since it last arrived here) is not suggested again as a next action.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import tantivy
+
+from engine.core import Result
+from engine.index import (
+    DOC_STEP,
+    PayloadError,
+    PayloadTarget,
+    StepPayload,
+    one_of,
+    read_payload,
+    route_of,
+    term,
+    value_tokens,
+)
+from engine.query import describe_target, hide_superseded
+from engine.records import (
+    DAY_MS,
+    INTERACTION_TOOLS,
+    NAVIGATION_TOOLS,
+    UNKNOWN,
+    epoch_ms,
+    now_iso,
+    tool_action,
+)
+
+SIMILARITY = {"sameScreen": 8, "urlPath": 6, "targetVisible": 3, "a11yName": 2, "actionable": 2}
+MAX_A11Y_MATCHES = 2
+CANDIDATES = 100
+MAX_SIMILAR = 10
+MAX_SUGGESTIONS = 5
+MAX_AVOID = 5
+MIN_FAILURES_TO_AVOID = 2
+HALF_LIFE_DAYS = 30.0
+"""Older knowledge counts less (UI churn): weight halves every 30 days."""
+ACTIONABLE = sorted(INTERACTION_TOOLS | NAVIGATION_TOOLS)
+VISIT_LOOKBACK = 50
+"""How many of the current session's latest steps are read to find what it did in this visit."""
+
+
+@dataclass(frozen=True)
+class ScreenContext:
+    """What the agent sees now."""
+
+    screen: str
+    url: str | None = None
+    test_ids: Sequence[str] = ()
+    a11y: Sequence[tuple[str, str]] = ()  # (role, name)
+    session_id: str | None = None
+    flow_tags: Sequence[str] = ()
+    disabled: Sequence[tuple[str, str]] = ()  # (role, name) of the elements shown disabled
+
+
+class PriorTarget(Result):
+    type: str  # testId | selector | a11yHint
+    value: str | dict[str, str]
+
+
+class SimilarStep(Result):
+    sessionId: str
+    stepId: str
+    timestamp: str
+    tool: str
+    screen: str
+    snippet: str
+    labels: list[str] = field(default_factory=list)
+    target: dict[str, str] | None = None
+    a11yHint: dict[str, str] | None = None
+    confidence: float
+
+
+class SuggestedAction(Result):
+    rank: int
+    stepId: str
+    """The step this suggestion is drawn from (followed and working, it counts as a recall)."""
+    action: str
+    rationale: str
+    confidence: float
+    preferredTarget: PriorTarget
+    fallbackTargets: list[PriorTarget] = field(default_factory=list)
+
+
+class AvoidTarget(Result):
+    rationale: str
+    target: PriorTarget
+    errorCode: str | None = None
+    frequency: int
+
+
+class PriorKnowledge(Result):
+    schemaVersion: int = 1
+    generatedAt: str
+    query: dict[str, Any]
+    similarSteps: list[SimilarStep]
+    suggestedNextActions: list[SuggestedAction]
+    avoid: list[AvoidTarget]
+
+
+@dataclass
+class _Candidate:
+    step_id: str
+    session_id: str
+    seq: int
+    """Position of the step in its session."""
+    payload: StepPayload
+    confidence: float
+    weight: float
+
+
+def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
+    """Steps on this screen, or on elements visible now, by an actionable tool."""
+    # Constant scores mirror the similarity weights, so the best candidates come first.
+    should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+
+    def add(query: tantivy.Query, weight: int) -> None:
+        should.append((tantivy.Occur.Should, tantivy.Query.const_score_query(query, weight)))
+
+    if context.screen and context.screen != UNKNOWN:
+        add(term(schema, "screen_name", context.screen.lower()), SIMILARITY["sameScreen"])
+    for test_id in dict.fromkeys(t.lower() for t in context.test_ids):
+        add(term(schema, "target_id", test_id), SIMILARITY["targetVisible"])
+    for token in dict.fromkeys(t for _, name in context.a11y for t in value_tokens(name)):
+        name_query = tantivy.Query.term_query(schema, "target_name", token, "freq")
+        add(name_query, SIMILARITY["a11yName"])
+    if not should:
+        return tantivy.Query.empty_query()
+    clauses = [
+        (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
+        (tantivy.Occur.Must, one_of(schema, "tool_name", ACTIONABLE)),
+        (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
+        hide_superseded(schema),
+    ]
+    if context.session_id:
+        clauses.append((tantivy.Occur.MustNot, term(schema, "session_id", context.session_id)))
+    return tantivy.Query.boolean_query(clauses)
+
+
+def _failures_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
+    """Failed actions on this screen in every session, the current one included: a renamed
+    testId that this agent just failed on twice belongs in `avoid` too."""
+    if not context.screen or context.screen == UNKNOWN:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, term(schema, "ok", "false")),
+            (tantivy.Occur.Must, term(schema, "screen_name", context.screen.lower())),
+            hide_superseded(schema),
+        ]
+    )
+
+
+def done_in_this_visit(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, context: ScreenContext
+) -> set[tuple[str, str]]:
+    """(action, target key) of what the current session did on this screen since it last
+    arrived here: its newest steps, back to the first one taken on another screen."""
+    if not context.session_id:
+        return set()
+    query = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, term(schema, "doc_type", DOC_STEP)),
+            (tantivy.Occur.Must, term(schema, "session_id", context.session_id)),
+        ]
+    )
+    found = searcher.search(query, limit=VISIT_LOOKBACK, order_by_field="seq")
+    done: set[tuple[str, str]] = set()
+    for _, address in found.hits:
+        payload = read_payload(searcher.doc(address))
+        if (payload.get("onScreen") or payload.get("screen")) != context.screen:
+            break
+        if payload.get("ok"):
+            action = tool_action(payload.get("tool", ""))
+            done.update((action, key) for key in _element_keys(payload.get("target") or {}))
+    return done
+
+
+def _element_keys(target: PayloadTarget) -> set[str]:
+    """Every name of the element: its target key, and its role and name when known (the same
+    field typed into by testId in one step and by a11y ref in another is one element)."""
+    keys = {key} if (key := _target_key(target)) else set()
+    if target.get("role") and target.get("name"):
+        keys.add(f"a11y:{target['role']}:{target['name']}")
+    return keys
+
+
+@dataclass(frozen=True)
+class _Now:
+    """The context as sets, computed once per call."""
+
+    screen: str
+    routes: frozenset[str]
+    test_ids: frozenset[str]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, context: ScreenContext) -> "_Now":
+        return cls(
+            context.screen,
+            frozenset(route_of(context.url).split()),
+            frozenset(context.test_ids),
+            frozenset(name.lower() for _, name in context.a11y if name),
+        )
+
+
+def _similarity(payload: StepPayload, now: _Now) -> int:
+    score = 0
+    screen = payload.get("onScreen") or payload.get("screen")
+    if screen == now.screen and screen != UNKNOWN:
+        score += SIMILARITY["sameScreen"]
+    if now.routes and not now.routes.isdisjoint(route_of(payload.get("url")).split()):
+        score += SIMILARITY["urlPath"]
+    target = payload.get("target") or {}
+    if target.get("testId") in now.test_ids:
+        score += SIMILARITY["targetVisible"]
+    names_now = now.names
+    names_then = {str(name).lower() for _, name in payload.get("a11y") or [] if name}
+    if target.get("name"):
+        names_then.add(str(target["name"]).lower())
+    score += SIMILARITY["a11yName"] * min(MAX_A11Y_MATCHES, len(names_now & names_then))
+    if tool_action(payload.get("tool", "")) in ACTIONABLE:
+        score += SIMILARITY["actionable"]
+    return score
+
+
+def _age_weight(created_ms: int, now_ms: int) -> float:
+    """By the session's age: the UI an agent saw is a property of when its session ran, and
+    the seconds between two steps of one session must not reorder them."""
+    age_days = max(0.0, (now_ms - created_ms) / DAY_MS)
+    return float(0.5 ** (age_days / HALF_LIFE_DAYS))
+
+
+def _target_key(target: PayloadTarget) -> str | None:
+    if target.get("testId"):
+        return f"testId:{target['testId']}"
+    if target.get("selector"):
+        return f"selector:{target['selector']}"
+    if target.get("role") and target.get("name"):
+        return f"a11y:{target['role']}:{target['name']}"
+    return None
+
+
+def _hint(target: PayloadTarget) -> dict[str, str] | None:
+    if target.get("role") and target.get("name"):
+        return {"role": str(target["role"]), "name": str(target["name"])}
+    return None
+
+
+def preferred_target(target: PayloadTarget, context: ScreenContext) -> list[PriorTarget]:
+    """Targets to try, best first: a testId visible now; the element with the same role and
+    name (when the remembered testId is gone); the selector; the role and name."""
+    visible = set(context.test_ids)
+    now = {(role, name) for role, name in context.a11y}
+    hint = _hint(target)
+    options: list[PriorTarget] = []
+    if target.get("testId") and target["testId"] in visible:
+        options.append(PriorTarget(type="testId", value=target["testId"]))
+    if hint and (hint["role"], hint["name"]) in now:
+        options.append(PriorTarget(type="a11yHint", value=hint))
+    if target.get("selector"):
+        options.append(PriorTarget(type="selector", value=target["selector"]))
+    if hint and not any(o.type == "a11yHint" for o in options):
+        options.append(PriorTarget(type="a11yHint", value=hint))
+    if target.get("testId") and target["testId"] not in visible:
+        options.append(PriorTarget(type="testId", value=target["testId"]))
+    return options
+
+
+def prior_knowledge(
+    searcher: tantivy.Searcher, schema: tantivy.Schema, context: ScreenContext, now: datetime
+) -> PriorKnowledge:
+    now_ms = int(now.timestamp() * 1000)
+    seen_now = _Now.of(context)
+
+    def load(query: tantivy.Query) -> list[_Candidate]:
+        loaded = []
+        for _, address in searcher.search(query, limit=CANDIDATES).hits:
+            doc = searcher.doc(address)
+            payload = read_payload(doc)
+            confidence = min(1.0, _similarity(payload, seen_now) / 20)
+            created = int(doc["created"][0]) or epoch_ms(payload.get("timestamp"))
+            weight = confidence * _age_weight(created, now_ms)
+            step_id, session_id = doc["step_id"][0], doc["session_id"][0]
+            seq = int(doc["seq"][0])
+            loaded.append(_Candidate(step_id, session_id, seq, payload, confidence, weight))
+        return loaded
+
+    candidates = load(_retrieval_query(schema, context))
+    failures = load(_failures_query(schema, context))
+    worked = [c for c in candidates if c.payload.get("ok")]
+    worked.sort(key=lambda c: (-c.weight, -epoch_ms(c.payload.get("timestamp")), c.step_id))
+    return PriorKnowledge(
+        generatedAt=now_iso(),
+        query={
+            "screen": context.screen,
+            "usedFlowTags": list(context.flow_tags),
+            "windowHours": None,
+            "candidateSteps": len(candidates),
+            "excludedSession": context.session_id,
+        },
+        similarSteps=[_similar(c) for c in worked[:MAX_SIMILAR]],
+        suggestedNextActions=_suggestions(
+            worked, context, done_in_this_visit(searcher, schema, context)
+        ),
+        avoid=_avoid(failures),
+    )
+
+
+def _similar(candidate: _Candidate) -> SimilarStep:
+    payload = candidate.payload
+    target = payload.get("target") or {}
+    return SimilarStep(
+        sessionId=candidate.session_id,
+        stepId=candidate.step_id,
+        timestamp=payload.get("timestamp", ""),
+        tool=payload.get("tool", ""),
+        screen=payload.get("onScreen") or payload.get("screen") or UNKNOWN,
+        snippet=describe_target(target) or payload.get("tool", ""),
+        labels=payload.get("labels") or [],
+        target={k: v for k, v in target.items() if k in ("testId", "selector")} or None,
+        a11yHint=_hint(target),
+        confidence=round(candidate.confidence, 3),
+    )
+
+
+def _suggestions(
+    worked: list[_Candidate], context: ScreenContext, done: set[tuple[str, str]]
+) -> list[SuggestedAction]:
+    """Grouped by (action, target); groups this visit already did (`done`) are left out."""
+    groups: dict[tuple[str, str], list[_Candidate]] = {}
+    for candidate in worked:
+        key = _target_key(candidate.payload.get("target") or {})
+        if key is not None:
+            action = tool_action(candidate.payload.get("tool", ""))
+            keys = _element_keys(candidate.payload.get("target") or {})
+            if not any((action, k) in done for k in keys):
+                groups.setdefault((action, key), []).append(candidate)
+    # Equally good targets in the order they were used: the form's first field first.
+    ranked = sorted(
+        groups.items(),
+        key=lambda kv: (
+            -sum(c.weight for c in kv[1]),
+            -len(kv[1]),
+            min(c.seq for c in kv[1]),
+            kv[0],
+        ),
+    )
+    built = [
+        (action, members, targets)
+        for (action, _), members in ranked
+        if (targets := preferred_target(members[0].payload.get("target") or {}, context))
+    ]
+    # What can be done now comes first: a target shown disabled, or not shown, is still
+    # suggested (the steps before it may enable it), after those that can be used at once.
+    usable = _usable_now(context)
+    built.sort(key=lambda b: not usable(b[2][0]))
+    suggestions: list[SuggestedAction] = []
+    for action, members, targets in built[:MAX_SUGGESTIONS]:
+        best = members[0]
+        sessions = len({m.session_id for m in members})
+        confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, len(members))))
+        suggestions.append(
+            SuggestedAction(
+                rank=len(suggestions) + 1,
+                stepId=best.step_id,
+                action=action,
+                rationale=(
+                    f"Worked {len(members)} time(s) in {sessions} session(s) on this screen; "
+                    f"last {best.payload.get('timestamp', '?')}"
+                ),
+                confidence=round(confidence, 3),
+                preferredTarget=targets[0],
+                fallbackTargets=targets[1:],
+            )
+        )
+    return suggestions
+
+
+def _usable_now(context: ScreenContext) -> Callable[[PriorTarget], bool]:
+    """Whether a target can be acted on now: a visible testId, or a role and name of which at
+    least one element is shown and not disabled; a selector cannot be told, so it may be."""
+    shown, disabled = Counter(context.a11y), Counter(context.disabled)
+    visible = set(context.test_ids)
+
+    def usable(target: PriorTarget) -> bool:
+        if target.type == "testId":
+            return target.value in visible
+        if target.type == "a11yHint" and isinstance(target.value, dict):
+            pair = (target.value["role"], target.value["name"])
+            return shown[pair] > disabled[pair]
+        return True
+
+    return usable
+
+
+def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:
+    """Targets that failed at least twice on this screen (UI churn: renamed or stale)."""
+    failures: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        key = _target_key(candidate.payload.get("target") or {})
+        if key is not None:
+            failures.setdefault(key, []).append(candidate)
+    avoid = []
+    for _key, members in sorted(failures.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(members) < MIN_FAILURES_TO_AVOID:
+            continue
+        target = members[0].payload.get("target") or {}
+        error: PayloadError | dict[str, None] = members[0].payload.get("error") or {}
+        kind = (
+            "testId"
+            if target.get("testId")
+            else "selector"
+            if target.get("selector")
+            else "a11yHint"
+        )
+        value: str | dict[str, str] = (
+            target.get("testId") or target.get("selector") or _hint(target) or ""
+        )
+        avoid.append(
+            AvoidTarget(
+                rationale="Frequently fails on this screen (UI churn?)",
+                target=PriorTarget(type=kind, value=value),
+                errorCode=error.get("code"),
+                frequency=len(members),
+            )
+        )
+    return avoid[:MAX_AVOID]

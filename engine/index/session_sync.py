@@ -1,0 +1,222 @@
+"""Bring chosen sessions of the index up to date, cheaply.
+
+A session that only gained step files (an agent recording) gets just the new documents, built
+from a cached session context (`AppendCache`); any other change re-indexes it whole; a session
+whose folder is gone is dropped. One commit per call. Used by the live index's writer.
+"""
+
+import sqlite3
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine.index.documents import SessionContext, session_documents, step_documents
+from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_documents
+from engine.index.indexer import SyncReport
+from engine.records import (
+    FileSig,
+    KnowledgeStore,
+    Listing,
+    LoadedSession,
+    LoadedStep,
+    SessionFacts,
+    SessionMetadata,
+    list_session,
+    scrub_step,
+    step_id_for,
+)
+
+APPEND_CACHE_SESSIONS = 4096
+
+
+# -- indexing sessions ---------------------------------------------------------------------
+@dataclass
+class IndexedSession:
+    """What the writer indexed of a session: enough to add appended steps without reading or
+    re-indexing the earlier ones (their file signatures, the session as the agent saw it after
+    the last step, the number of step documents)."""
+
+    meta_sig: FileSig
+    decisions_sig: FileSig | None
+    files: dict[str, FileSig]
+    context: SessionContext
+    seq: int
+    metadata: SessionMetadata
+    facts: SessionFacts
+
+
+class AppendCache:
+    """The writer's memory of recently indexed sessions (LRU), valid for one writer tenure."""
+
+    def __init__(self, limit: int = APPEND_CACHE_SESSIONS) -> None:
+        self.limit = limit
+        self._sessions: OrderedDict[str, IndexedSession] = OrderedDict()
+
+    def get(self, session_id: str) -> IndexedSession | None:
+        known = self._sessions.get(session_id)
+        if known is not None:
+            self._sessions.move_to_end(session_id)
+        return known
+
+    def put(self, session_id: str, known: IndexedSession | None) -> None:
+        self._sessions.pop(session_id, None)
+        if known is not None:
+            self._sessions[session_id] = known
+            if len(self._sessions) > self.limit:
+                self._sessions.popitem(last=False)
+
+    def clear(self) -> None:
+        self._sessions.clear()
+
+
+@dataclass
+class LiveReport(SyncReport):
+    appended: set[str] = field(default_factory=set)
+    """Sessions that only got new steps (their earlier skipped files still stand)."""
+    facts: dict[str, SessionFacts | None] = field(default_factory=dict)
+    """Supersede facts of every session this sync touched (None: the session is gone)."""
+
+
+def sync_sessions(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_ids: Iterable[str],
+    cache: AppendCache | None = None,
+    progress: Callable[[], None] | None = None,
+) -> LiveReport:
+    """Bring these sessions up to date, then commit once: a session whose folder is gone is
+    dropped; one that only gained step files gets just those (with a cache);
+    any other is re-indexed whole. `progress` is called after each session (the writer's
+    lease heartbeat)."""
+    started = time.perf_counter()
+    report = LiveReport()
+    for session_id in sorted(set(session_ids)):
+        if not (store.root / session_id).is_dir():
+            writer.delete_session(session_id)
+            report.sessions_deleted += 1
+            report.facts[session_id] = None
+            if cache is not None:
+                cache.put(session_id, None)
+        elif not (cache is not None and _append(store, writer, session_id, cache, report)):
+            _reindex(store, writer, session_id, cache, report)
+        if progress is not None:
+            progress()
+    writer.commit()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _reindex(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    cache: AppendCache | None,
+    report: LiveReport,
+) -> None:
+    listing = list_session(store.root, session_id)  # taken before reading: never newer than content
+    loaded = store.load_session(session_id)
+    facts = SessionFacts(session_id)
+    docs = session_documents(loaded, facts)
+    writer.replace_session(session_id, encode_documents(docs), listing.signature, facts.encode())
+    report.skipped.extend(loaded.skipped)
+    report.sessions_indexed += 1
+    report.steps_indexed += len(loaded.steps)
+    report.facts[session_id] = facts
+    if cache is not None:
+        cache.put(session_id, remember(loaded, listing, facts))
+
+
+def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> IndexedSession | None:
+    """The cache entry for a session just indexed whole, or None when it cannot be appended to
+    (no readable `session.json`, or a skipped file we have no signature of)."""
+    if not loaded.has_metadata_file or loaded.meta_sig is None:
+        return None
+    files = {s.step_id.split("/", 1)[1] + ".json": s.sig for s in loaded.steps}
+    for skip in loaded.skipped:
+        name = Path(skip.path).name
+        if name not in listing.files:
+            return None
+        files[name] = listing.files[name]
+    context = SessionContext()
+    for step in loaded.steps:
+        context.advance(scrub_step(step.record, context.refs))
+    return IndexedSession(
+        loaded.meta_sig,
+        listing.decisions_sig,
+        files,
+        context,
+        len(loaded.steps),
+        loaded.metadata,
+        facts,
+    )
+
+
+def tail_documents(
+    known: IndexedSession, steps: list[LoadedStep]
+) -> tuple[list[dict[str, Any]], SessionContext, SessionFacts]:
+    """Documents of steps appended after `known`, exactly as `session_documents` makes them,
+    and the session's facts extended with them (`known` is left unchanged)."""
+    context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
+    facts = SessionFacts.decode(known.facts.session_id, known.facts.encode())
+    docs = step_documents(steps, known.metadata, context, known.seq, None, facts)
+    return docs, context, facts
+
+
+def _append(
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    cache: AppendCache,
+    report: LiveReport,
+) -> bool:
+    """Index only the new step files of a session, if that is all that changed."""
+    known = cache.get(session_id)
+    if known is None:
+        return False
+    listing = list_session(store.root, session_id)
+    files = listing.files
+    if listing.meta_sig != known.meta_sig or listing.decisions_sig != known.decisions_sig:
+        return False
+    if listing.unreadable:
+        return False  # the whole-session path reports them as skipped
+    if any(files.get(n) != s for n, s in known.files.items()):
+        return False
+    new = sorted(set(files) - set(known.files))
+    if new and known.files and new[0] <= max(known.files):
+        return False  # a step inserted before indexed ones changes their context
+    steps = []
+    for name in new:
+        try:
+            record = store.read_step(session_id, name)
+        except (OSError, ValueError, ValidationError):
+            return False  # the whole-session path reports unreadable files with their reason
+        steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
+    docs, context, facts = tail_documents(known, steps)
+    writer.add_documents(session_id, docs, listing.signature, facts.encode())
+    indexed = {**known.files, **{name: files[name] for name in new}}
+    seq = known.seq + len(docs)
+    cache.put(session_id, replace(known, files=indexed, context=context, seq=seq, facts=facts))
+    report.facts[session_id] = facts
+    report.sessions_indexed += 1
+    report.steps_indexed += len(docs)
+    report.appended.add(session_id)
+    return True
+
+
+def read_manifest(generation: Path | None) -> dict[str, str]:
+    """The per-session signatures a generation was built from, read-only (any process)."""
+    path = generation / MANIFEST_FILE if generation else None
+    if path is None or not path.exists():
+        return {}
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()

@@ -1,0 +1,53 @@
+"""Search by meaning: the semantic leg (query vector against the stored texts), its
+fusion with the keyword results, and the memory groupings built on vectors (duplicates,
+clusters). Imports the layers up to `engine.query`; never `engine.history` (they sit side by
+side).
+"""
+
+from engine.meaning.clusters import cluster
+from engine.meaning.duplicates import Related, find_duplicates
+from engine.meaning.fusion import RERANK_WINDOW, Hit, fuse, settle
+from engine.meaning.join import (
+    QueryEmbedding,
+    answer_mode,
+    meaning_fields,
+    query_embedding,
+    start_meaning,
+    with_meaning,
+)
+from engine.meaning.semantic_leg import (
+    EMBED_TIMEOUT_ENV,
+    OBSERVATION_WEIGHT,
+    SCREEN_WEIGHT,
+    EmbeddingTimeout,
+    SemanticLeg,
+    configured_embed_timeout,
+    embed_soon,
+    embeddable,
+    top_rows,
+)
+
+__all__ = [
+    "EMBED_TIMEOUT_ENV",
+    "OBSERVATION_WEIGHT",
+    "RERANK_WINDOW",
+    "SCREEN_WEIGHT",
+    "EmbeddingTimeout",
+    "Hit",
+    "QueryEmbedding",
+    "Related",
+    "SemanticLeg",
+    "answer_mode",
+    "cluster",
+    "configured_embed_timeout",
+    "embed_soon",
+    "embeddable",
+    "find_duplicates",
+    "fuse",
+    "meaning_fields",
+    "query_embedding",
+    "settle",
+    "start_meaning",
+    "top_rows",
+    "with_meaning",
+]

@@ -1,0 +1,128 @@
+"""Fusing the keyword and the semantic leg: weight meaning by what the words leave unexplained.
+
+No fixed weight serves both paraphrases and identifiers (measured: docs/ARCHITECTURE.md
+"Semantic search"). So the semantic weight is per query, `w = 1 - explained**2`, where
+`explained` is the query-word coverage of the keyword leg's best hit (the share of the query's
+words, with their stems, synonyms, glossary translations (`analyzers.glossary`: a hit holding
+`password` explains `passcode`) and typo corrections, that it contains; until session 14 the
+best coverage anywhere in the rerank window, which let one hit of 100 that happened to hold two
+words of three speak for a keyword answer that did not). A query whose words the best keyword
+hit fully contains is answered by keywords; one that shares no word with the records is
+answered by meaning; one the keywords explain only in part leans to meaning (half explained:
+w = 0.75), since the words a paraphrase shares with the records are mostly the common ones
+("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
+candidates) scores
+
+    (1 - w) * keyword / best keyword  +  w * (similarity - lowest) / (best - lowest)
+
+where `lowest` is the farthest candidate's similarity: this model's cosines for unrelated texts
+are ~0.1-0.2, not 0, so dividing by the best alone squeezed every semantic candidate into the
+top of the scale (measured: docs/ARCHITECTURE.md "Fusion", session 8). A step holding a whole
+identifier the query typed (the keyword leg's exact tier, `engine.search.step_search._tiers`) ranks
+above every other, whatever the fusion.
+"""
+
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+import tantivy
+
+from engine.query import ReadView
+
+RERANK_WINDOW = 100
+"""Keyword hits reranked (and fused with the semantic candidates) per search."""
+
+
+@dataclass(slots=True)
+class Hit:
+    """A candidate of either leg, with what each leg said about it. Its stored document is
+    read when first asked for (most semantic candidates never reach a page: they are scored
+    from fast fields, `engine.meaning.semantic_leg.Similarities.of_documents`). Slotted: a search
+    makes ~300 of them (~0.1 ms less)."""
+
+    key: tuple[int, int]
+    address: tantivy.DocAddress
+    view: ReadView
+    created: int
+    keyword: float | None = None
+    """Keyword score after the rerank (None: not a keyword match)."""
+    similarity: float | None = None
+    semantic_match: bool = False
+    """A semantic hit: similarity at least the request's minimum."""
+    exact: bool = False
+    """In the keyword leg's first tier: it holds a whole identifier the query typed."""
+    coverage: float = 0.0
+    """The share of the query's concepts it covers (keyword hits of the rerank window)."""
+    score: float = 0.0
+    tie: tuple[bool, float, int] | None = None
+    """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""
+    read: Any = None
+    """The stored document, once read (`doc`)."""
+
+    @property
+    def doc(self) -> Any:
+        if self.read is None:
+            self.read = self.view.doc(self.address)
+        return self.read
+
+    @property
+    def step_id(self) -> str:
+        return str(self.doc["step_id"][0])
+
+    @property
+    def session_id(self) -> str:
+        return str(self.doc["session_id"][0])
+
+    @property
+    def match_type(self) -> str:
+        if self.keyword is not None and self.semantic_match:
+            return "both"
+        return "keyword" if self.keyword is not None else "semantic"
+
+
+def settle(hits: list[Hit], start: int, end: int) -> None:
+    """Put the hits that `fuse` left tied (equal `tie`) in step-id order wherever they touch
+    `hits[start:end]`, in place: the order is then that of sorting by (tie, step id), but only
+    the tied hits a page reaches have their documents read for their step ids."""
+    start, end = min(start, len(hits)), min(end, len(hits))
+    while 0 < start < len(hits) and _tied(hits[start - 1], hits[start]):
+        start -= 1
+    while 0 < end < len(hits) and _tied(hits[end - 1], hits[end]):
+        end += 1
+    run = start
+    for i in range(start + 1, end + 1):
+        if i == end or not _tied(hits[i - 1], hits[i]):
+            if i - run > 1:
+                hits[run:i] = sorted(hits[run:i], key=lambda hit: hit.step_id)
+            run = i
+
+
+def _tied(first: Hit, second: Hit) -> bool:
+    return first.tie is not None and first.tie == second.tie
+
+
+def semantic_weight(explained: float) -> float:
+    """How much the semantic leg counts: what the keyword leg leaves unexplained, squared
+    coverage (measured against 1 - explained: docs/ARCHITECTURE.md "Fusion")."""
+    covered = min(1.0, max(0.0, explained))
+    return 1.0 - covered * covered
+
+
+def fuse(hits: list[Hit], weight: float) -> list[Hit]:
+    """Score and order the candidates: exact matches first (a semantic-only hit never
+    outranks one), then the convex combination, newest session, step id (a stable order for
+    paging; hits tied but for their step ids are ordered by `settle`, once a page needs it)."""
+    best_kw = max((h.keyword for h in hits if h.keyword is not None), default=0.0) or 1.0
+    similar = [h.similarity for h in hits if h.similarity]
+    low, best_sim = min(similar, default=0.0), max(similar, default=0.0)
+    span = best_sim - low
+    for hit in hits:
+        kw = (hit.keyword or 0.0) / best_kw
+        sim = 0.0
+        if hit.similarity:
+            sim = (hit.similarity - low) / span if span > 0 else 1.0
+        hit.score = (1 - weight) * kw + weight * sim
+        hit.tie = (not hit.exact, -round(hit.score, 9), -hit.created)
+    hits.sort(key=attrgetter("tie"))
+    return hits

@@ -1,0 +1,188 @@
+"""User text -> a boosted Tantivy query (never query syntax: every clause is built from tokens).
+
+Each query word is a *concept*; its terms are the word's stem, a compound's whole identifier,
+synonyms (weaker), typo corrections for words the index has never seen (weaker still) and
+prefix completions (`auth` -> `authentication`, `coin-overview` -> `coin-overview-send`). Only
+(field, term) pairs that exist in the index become clauses, each boosted by
+`FIELD_BOOSTS[field] * term weight`; filters are MUST clauses, which Tantivy intersects cheaply.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import tantivy
+
+from analyzers import QueryTerm, SynonymTable, analyze_query
+from engine.index import DOC_STEP, FIELD_BOOSTS
+from engine.query.term_counts import TermCounts
+from engine.query.vocabulary import TypoVocabulary
+
+TYPO_WEIGHT = 0.5
+PREFIX_WEIGHT = 0.4
+MIN_PREFIX_CHARS = 3
+MAX_PREFIX_TERMS = 8
+MAX_TYPO_TERMS = 3
+POSTING_BUDGET = 0.3
+"""Postings a query may score, as a fraction of the documents (see `budget_clauses`)."""
+MIN_POSTING_BUDGET = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    field: str
+    token: str
+    boost: float
+    concept: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedQuery:
+    """The expanded terms (for evidence) and the (field, term) clauses that exist in the index."""
+
+    terms: tuple[QueryTerm, ...]
+    clauses: tuple[Clause, ...]
+    """The clauses retrieval runs (within the posting budget)."""
+    all_clauses: tuple[Clause, ...]
+    """Every clause, to rescore the retrieved candidates exactly when some were left out."""
+    tokens: frozenset[str]
+    concept_tokens: tuple[frozenset[str], ...]
+    """Per query word: every token that stands for it (stem, synonyms, typos, prefixes)."""
+    whole_tokens: frozenset[str]
+    """The compound identifiers typed whole (`coin-overview-send`), in each common spelling: a
+    document holding one in any field is an exact match and ranks above every partial match."""
+
+    def left_out_clauses(self) -> tuple[Clause, ...]:
+        """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
+        exact rescore adds (`search._dropped_scores`)."""
+        retrieved = set(self.clauses)
+        return tuple(c for c in self.all_clauses if c not in retrieved)
+
+    def exact_clauses(self) -> tuple[Clause, ...]:
+        """Every (field, token) clause of a whole identifier the query typed."""
+        return tuple(c for c in self.all_clauses if c.token in self.whole_tokens)
+
+
+def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
+    """Known words within the allowed edit distance of a word the index has never seen."""
+    return [
+        QueryTerm(word, TYPO_WEIGHT * term.weight / distance, term.concept, "typo")
+        for word, distance in vocabulary.corrections(term.token)[:MAX_TYPO_TERMS]
+    ]
+
+
+def _prefix_terms(counts: TermCounts, term: QueryTerm) -> list[QueryTerm]:
+    if len(term.token) < MIN_PREFIX_CHARS:
+        return []
+    best = counts.completions(term.token)[:MAX_PREFIX_TERMS]
+    return [QueryTerm(tok, PREFIX_WEIGHT * term.weight, term.concept, "prefix") for tok, _ in best]
+
+
+def plan_query(
+    counts: TermCounts,
+    text: str,
+    synonyms: SynonymTable,
+    vocabulary: TypoVocabulary | None = None,
+) -> PlannedQuery:
+    """The query's terms and clauses; `counts`: the searcher's term counts (kept across
+    searches of one searcher, `engine.query.term_counts`)."""
+    searcher = counts.searcher
+    base = analyze_query(text, synonyms)
+    terms: dict[str, QueryTerm] = {}
+
+    def add(term: QueryTerm) -> None:
+        known = terms.get(term.token)
+        if known is None or known.weight < term.weight:
+            terms[term.token] = term
+
+    for term in base:
+        add(term)
+    for term in base:
+        if term.kind not in ("exact", "whole"):
+            continue
+        if not counts.doc_freqs(term.token):
+            vocabulary = vocabulary or TypoVocabulary(searcher)
+            for typo in _typo_terms(vocabulary, term):
+                add(typo)
+        for prefix in _prefix_terms(counts, term):
+            add(prefix)
+    candidates = []
+    for term in terms.values():
+        for field, df in counts.doc_freqs(term.token).items():
+            boost = FIELD_BOOSTS[field] * term.weight
+            candidates.append((Clause(field, term.token, boost, term.concept), df))
+    clauses = budget_clauses(candidates, searcher.num_docs)
+    concepts = dict.fromkeys(t.concept for t in base)
+    concept_tokens = tuple(
+        frozenset(t.token for t in terms.values() if t.concept == c) for c in concepts
+    )
+    return PlannedQuery(
+        tuple(terms.values()),
+        tuple(clauses),
+        tuple(c for c, _ in candidates),
+        frozenset(terms),
+        concept_tokens,
+        frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
+    )
+
+
+def budget_clauses(candidates: list[tuple[Clause, int]], num_docs: int) -> list[Clause]:
+    """Keep the clauses worth their cost: tantivy-py scores every posting of every clause (no
+    top-k pruning), so a query costs about the sum of its clauses' document frequencies.
+
+    Clauses are taken by value (boost x idf: what one match can add to BM25) while they fit in
+    `POSTING_BUDGET x N` postings; a very common term in a low-weight field (say `button`
+    among visible testIds) adds almost nothing (its idf is tiny) and is dropped first. Every
+    query word keeps at least its most valuable clause, so nothing the user typed is ignored.
+    The search then rescores the retrieved candidates with every clause: it adds what the
+    left-out ones give them (`search._dropped_scores`).
+    """
+    if not candidates:
+        return []
+    budget = max(POSTING_BUDGET * num_docs, MIN_POSTING_BUDGET)
+
+    def value(item: tuple[Clause, int]) -> float:
+        clause, df = item
+        return clause.boost * math.log(1 + (num_docs - df + 0.5) / (df + 0.5))
+
+    ranked = sorted(candidates, key=lambda item: (-value(item), item[0].field, item[0].token))
+    best_per_concept: dict[str, Clause] = {}
+    for item in sorted(candidates, key=lambda item: -value(item)):
+        best_per_concept.setdefault(item[0].concept, item[0])
+    kept: list[Clause] = []
+    spent = 0
+    for clause, df in ranked:
+        if spent + df <= budget or best_per_concept.get(clause.concept) is clause:
+            kept.append(clause)
+            spent += df
+    return kept
+
+
+def scored_query(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:
+    if not clauses:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.boolean_query(
+        [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.boost_query(
+                    tantivy.Query.term_query(schema, c.field, c.token, index_option="freq"), c.boost
+                ),
+            )
+            for c in clauses
+        ]
+    )
+
+
+def holds_any(schema: tantivy.Schema, clauses: Sequence[Clause]) -> tantivy.Query:
+    """Documents holding any of these (field, token) pairs (scored: wrap it to filter)."""
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Should, tantivy.Query.term_query(schema, c.field, c.token))
+            for c in clauses
+        ]
+    )
+
+
+def step_filter(schema: tantivy.Schema) -> tantivy.Query:
+    return tantivy.Query.term_query(schema, "doc_type", DOC_STEP, index_option="basic")

@@ -1,0 +1,560 @@
+"""The knowledge root on disk: `<sessionId>/session.json` and `<sessionId>/steps/*.json`.
+
+The files are the source of truth. Reading never fails on one bad file: a corrupt, empty or
+half-written JSON file is reported as a `Skip` (path + reason) and the rest loads. Every read and
+write goes through `engine.core.files`' descriptors opened without following links: a session
+folder, `steps/` or a file that is a symbolic link, a FIFO, a device, or a file over
+`MAX_READ_FILE_BYTES` is skipped and reported, never opened (a linked session folder is
+indexed as nothing), and writing into a linked session is refused with `MM_INVALID_INPUT`.
+"""
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from engine.core import (
+    OBSERVATIONS_CACHED,
+    InvalidInput,
+    UnsafeFile,
+    create_at,
+    folder_inside,
+    read_regular,
+    read_regular_stat,
+    validate_session_id,
+    write_at,
+)
+from engine.records.labels import labelled
+from engine.records.limits import MAX_READ_FILE_BYTES, SMALL_FILE_BYTES, parse_bounded
+from engine.records.models import (
+    Observation,
+    SessionMetadata,
+    StepRecord,
+    Supersession,
+    Supersessions,
+    now_iso,
+    parse_time,
+)
+
+SESSION_FILE = "session.json"
+DECISIONS_FILE = "superseded.json"
+"""Which of the session's steps are superseded (see `engine.records.supersede`)."""
+STEPS_DIR = "steps"
+_SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A file that could not be read, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileSig:
+    """What identifies one version of a file: modification time and size."""
+
+    mtime_ns: int
+    size: int
+
+    def encode(self) -> str:
+        return f"{self.mtime_ns}:{self.size}"
+
+
+@dataclass(slots=True)
+class LoadedStep:
+    step_id: str
+    record: StepRecord
+    sig: FileSig
+
+
+@dataclass(slots=True)
+class LoadedSession:
+    """One session as read from disk: metadata (real or synthesized) and its readable steps."""
+
+    session_id: str
+    metadata: SessionMetadata
+    has_metadata_file: bool
+    meta_sig: FileSig | None
+    steps: list[LoadedStep] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    decisions: dict[str, Supersession] = field(default_factory=dict)
+    """Step file stem -> why that step is superseded (`superseded.json`)."""
+    refused: bool = False
+    """The session folder is a link (reported in `skipped`): nothing of it is indexed."""
+    signature: str = ""
+    """`Listing.signature` of the files as read (each step file by the `fstat` of what was
+    read), so a build need not list and `lstat` them first."""
+    content_signature: str = ""
+    """`Listing.content_signature` of the files as read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A session's files by signature, read in one pass without opening them. `signature`
+    digests the names, sizes and mtimes of `session.json`, `superseded.json` and the step
+    files: the indexer keeps it in the manifest to tell which sessions changed."""
+
+    meta_sig: FileSig | None
+    decisions_sig: FileSig | None
+    files: dict[str, FileSig]
+    """Readable step files only (no hidden files, no names that are not UTF-8)."""
+    signature: str
+    unreadable: int = 0
+    """Step entries left out of `files` that must be reported as skipped (a name that is not
+    UTF-8, not a regular file, a link, or a linked `steps/` folder); hidden files are not
+    counted."""
+    content_signature: str = ""
+    """`signature` without `superseded.json` (`_Signer.content_hexdigest`)."""
+
+
+class _Signer:
+    """The digest a session's signature is (`Listing.signature`): the name, modification time
+    and size of `session.json`, `superseded.json` and every `.json` entry of `steps/` (hidden
+    ones too, links as themselves), in name order. `list_session` signs from `lstat`s before
+    reading; `KnowledgeStore.load_session` signs the files it reads as it reads them, which is
+    the same digest for files that do not change meanwhile."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.blake2b(digest_size=16)
+        self._content = hashlib.blake2b(digest_size=16)
+        """The same without `superseded.json` (`content_hexdigest`)."""
+
+    def file(self, name: str, sig: FileSig, *, content: bool = True) -> None:
+        # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
+        entry = os.fsencode(name) + f":{sig.encode()};".encode()
+        self._digest.update(entry)
+        if content:
+            self._content.update(entry)
+
+    def linked(self, folder: str) -> None:
+        self._digest.update(f"linked {folder} folder;".encode())
+        self._content.update(f"linked {folder} folder;".encode())
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def content_hexdigest(self) -> str:
+        """The digest of everything but the decision file: a rebuild that rewrote that file
+        itself tells by it whether anything else of the session changed meanwhile."""
+        return self._content.hexdigest()
+
+
+def list_session(root: Path, session_id: str) -> Listing:
+    """The session's files by signature (`lstat`: a link signs as itself, never followed)."""
+    signer = _Signer()
+    try:
+        with folder_inside(Path(root), (session_id,)) as folder:
+            meta_sig = _file_sig(folder, SESSION_FILE)
+            decisions_sig = _file_sig(folder, DECISIONS_FILE)
+    except (FileNotFoundError, NotADirectoryError):
+        meta_sig = decisions_sig = None
+    except UnsafeFile:
+        signer.linked("session")
+        return Listing(None, None, {}, signer.hexdigest(), 0, signer.content_hexdigest())
+    _sign_folder_files(signer, meta_sig, decisions_sig)
+    files: dict[str, FileSig] = {}
+    unreadable = 0
+    try:
+        with folder_inside(Path(root), (session_id, STEPS_DIR)) as folder:
+            for entry in _json_entries(folder):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                sig = FileSig(st.st_mtime_ns, st.st_size)
+                signer.file(entry.name, sig)
+                regular = stat.S_ISREG(st.st_mode)
+                if entry.name.startswith("."):
+                    continue
+                if regular and is_readable_name(entry.name):
+                    files[entry.name] = sig
+                else:
+                    unreadable += 1
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except UnsafeFile:
+        signer.linked("steps")
+        unreadable += 1
+    return Listing(
+        meta_sig, decisions_sig, files, signer.hexdigest(), unreadable, signer.content_hexdigest()
+    )
+
+
+def _sign_folder_files(signer: _Signer, meta: FileSig | None, decisions: FileSig | None) -> None:
+    """Sign `session.json` and `superseded.json` (each when present), before the steps."""
+    if meta is not None:
+        signer.file(SESSION_FILE, meta)
+    if decisions is not None:
+        signer.file(DECISIONS_FILE, decisions, content=False)
+
+
+def _json_entries(folder: int) -> list[os.DirEntry[str]]:
+    """Every `.json` entry of the open `steps/` folder (hidden ones too), in name order."""
+    with os.scandir(folder) as entries:
+        return sorted((e for e in entries if e.name.endswith(".json")), key=lambda e: e.name)
+
+
+def is_readable_name(name: str) -> bool:
+    """Whether a file name is valid UTF-8: other names (surrogate-escaped bytes) cannot be
+    step ids, so such files are skipped and reported."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: Path | str) -> str:
+    """A path for reports and JSON: bytes that are not UTF-8 shown as U+FFFD."""
+    return os.fsencode(path).decode(errors="replace")
+
+
+def _file_sig(folder: int, name: str) -> FileSig | None:
+    """Signature of `name` in the open `folder`, or None when absent (a link is not followed)."""
+    try:
+        st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return FileSig(st.st_mtime_ns, st.st_size)
+
+
+def _step_names(folder: int) -> list[str]:
+    """Names of the step entries in the open `steps/` folder, sorted: every non-hidden `.json`
+    entry, so links, folders and special files are met (and reported as skipped), not hidden."""
+    return sorted(
+        entry.name
+        for entry in os.scandir(folder)
+        if entry.name.endswith(".json") and not entry.name.startswith(".")
+    )
+
+
+def parse_step(data: bytes) -> StepRecord:
+    """A step file's record (`parse_bounded`), its observation parsed once per distinct value.
+
+    Agents see the same screens again and again: of 13,815 steps of the 100k corpus's first
+    300 sessions, 8.8 % have an observation not seen before, and the observation is two thirds
+    of a step file. Records share the parsed `Observation` (records are never changed in
+    place: a changed record is a copy). The rest is validated from the parsed JSON; whatever
+    that path refuses is parsed again the usual way, so a file that cannot be read is refused
+    with the same reason as always (and a file read either way gives the same record: a test
+    checks both on generated records)."""
+    if len(data) > SMALL_FILE_BYTES:
+        return parse_bounded(StepRecord, data)
+    try:
+        raw = from_json(data, allow_inf_nan=False)  # pydantic's parser: its numbers, its strings
+        observation = raw.get("observation")
+        if isinstance(observation, dict):
+            raw["observation"] = _observation(orjson.dumps(observation))
+        return StepRecord.model_validate(raw)
+    except (ValueError, AttributeError, TypeError):
+        # Invalid JSON or record, JSON that is no object, or values orjson does not write
+        # as read (an integer beyond 64 bits): the usual way decides.
+        return StepRecord.model_validate_json(data)
+
+
+@lru_cache(maxsize=OBSERVATIONS_CACHED)
+def _observation(data: bytes) -> Observation:
+    return Observation.model_validate_json(data)
+
+
+def step_id_for(session_id: str, file_name: str) -> str:
+    """`<sessionId>/<file stem>`, the stable id of a step."""
+    return f"{session_id}/{file_name.removesuffix('.json')}"
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnsafeFile):
+        return exc.reason
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":  # an empty or half-written file
+            return f"invalid JSON: {first['ctx'].get('error', first['msg'])}"
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        return f"invalid record: {where}: {first['msg']}"
+    if isinstance(exc, orjson.JSONDecodeError):
+        return f"invalid JSON: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class KnowledgeStore:
+    """Reads and writes one knowledge root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    # -- reading ---------------------------------------------------------------------------
+    def session_ids(self) -> list[str]:
+        """Session folders (any valid session id, not only `mm-…`), sorted. A link to a folder
+        is listed too, so that reading it is refused and reported rather than silent."""
+        try:
+            entries = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return []
+        ids = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            with contextlib.suppress(InvalidInput, OSError):  # not a session folder
+                if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
+                    ids.append(validate_session_id(entry.name))
+        return sorted(ids)
+
+    def folder(
+        self, session_id: str, *parts: str, create: bool = False
+    ) -> contextlib.AbstractContextManager[int]:
+        """A descriptor of the session's folder (or a folder inside it), never through a link."""
+        return folder_inside(self.root, (validate_session_id(session_id), *parts), create)
+
+    @contextlib.contextmanager
+    def _writable(self, session_id: str, *parts: str) -> Iterator[int]:
+        """`folder(…, create=True)`, refusing a session folder (or `steps/`) that is a link:
+        nothing is ever written outside the root."""
+        try:
+            with self.folder(session_id, *parts, create=True) as folder:
+                yield folder
+        except UnsafeFile as exc:
+            where = "/".join((session_id, *parts))
+            raise InvalidInput(
+                "sessionId", f"{where} is {exc.reason}; nothing was written"
+            ) from None
+
+    def _read(self, session_id: str, name: str) -> bytes:
+        """A file of the session folder (raises FileNotFoundError, UnsafeFile, OSError)."""
+        with self.folder(session_id) as folder:
+            return read_regular(folder, name, MAX_READ_FILE_BYTES)
+
+    def read_metadata(self, session_id: str) -> tuple[SessionMetadata | None, Skip | None]:
+        path = self.root / session_id / SESSION_FILE
+        try:
+            meta = parse_bounded(SessionMetadata, self._read(session_id, SESSION_FILE))
+        except (FileNotFoundError, NotADirectoryError):
+            return None, None
+        except (OSError, ValueError, ValidationError) as exc:
+            return None, Skip(str(path), _reason(exc))
+        return meta, None
+
+    def read_decisions(self, session_id: str) -> tuple[dict[str, Supersession], Skip | None]:
+        """The session's `superseded.json` (empty when absent; a corrupt one is a Skip)."""
+        path = self.root / session_id / DECISIONS_FILE
+        try:
+            data = self._read(session_id, DECISIONS_FILE)
+            return Supersessions.model_validate_json(data).steps, None
+        except (FileNotFoundError, NotADirectoryError):
+            return {}, None
+        except (OSError, ValueError, ValidationError) as exc:
+            return {}, Skip(str(path), _reason(exc))
+
+    def write_decisions(self, session_id: str, decisions: dict[str, Supersession]) -> None:
+        """Replace the session's `superseded.json` atomically (removed when empty)."""
+        with self._writable(session_id) as folder:
+            if not decisions:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(DECISIONS_FILE, dir_fd=folder)
+                return
+            ordered = dict(sorted(decisions.items()))
+            write_at(folder, DECISIONS_FILE, _dump(Supersessions(steps=ordered)))
+
+    def has_step(self, step_id: str) -> bool:
+        """Whether `<sessionId>/<stem>` names a step file of this root (a regular file)."""
+        session_id, _, stem = step_id.partition("/")
+        if not stem or "/" in stem or stem.startswith("."):
+            return False
+        try:
+            with self.folder(session_id, STEPS_DIR) as folder:
+                st = os.stat(f"{stem}.json", dir_fd=folder, follow_symlinks=False)
+        except (InvalidInput, OSError):
+            return False
+        return stat.S_ISREG(st.st_mode)
+
+    def step_names(self, session_id: str) -> list[str]:
+        """Names of the session's step entries, sorted (none when it has no readable folder)."""
+        try:
+            with self.folder(session_id, STEPS_DIR) as folder:
+                return _step_names(folder)
+        except (FileNotFoundError, NotADirectoryError, UnsafeFile):
+            return []
+
+    def read_step(self, session_id: str, file_name: str) -> StepRecord:
+        """One step file (a big one cut to `engine.records.limits`' read limits); raises OSError
+        (`UnsafeFile` too), ValueError or ValidationError when unreadable."""
+        with self.folder(session_id, STEPS_DIR) as folder:
+            return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
+
+    def load_session(self, session_id: str) -> LoadedSession:
+        """Read a whole session; corrupt files are skipped and reported, never raised. The
+        session is signed as it is read (`LoadedSession.signature`)."""
+        signer = _Signer()
+        meta_sig = decisions_sig = None
+        try:
+            with self.folder(session_id) as folder:
+                meta_sig = _file_sig(folder, SESSION_FILE)  # before reading: never newer
+                decisions_sig = _file_sig(folder, DECISIONS_FILE)
+        except UnsafeFile as exc:
+            loaded = LoadedSession(
+                session_id, SessionMetadata(sessionId=session_id, createdAt=""), False, None
+            )
+            loaded.skipped.append(Skip(str(self.root / session_id), exc.reason))
+            loaded.refused = True
+            signer.linked("session")
+            loaded.signature = signer.hexdigest()
+            loaded.content_signature = signer.content_hexdigest()
+            return loaded
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        _sign_folder_files(signer, meta_sig, decisions_sig)
+        meta, meta_skip = self.read_metadata(session_id)
+        meta_path = self.root / session_id / SESSION_FILE
+        if meta is not None and meta.sessionId != session_id:
+            # The folder is the session's identity (step ids are built from it); a copied
+            # folder must not index its steps under the original's id.
+            meta_skip = Skip(
+                str(meta_path),
+                f"sessionId {meta.sessionId!r} differs from its folder; the folder name is used",
+            )
+            meta = meta.model_copy(update={"sessionId": session_id})
+        loaded = LoadedSession(
+            session_id=session_id,
+            metadata=meta or SessionMetadata(sessionId=session_id, createdAt=""),
+            has_metadata_file=meta is not None,
+            meta_sig=meta_sig if meta is not None else None,
+        )
+        if meta_skip:
+            loaded.skipped.append(meta_skip)
+        loaded.decisions, decisions_skip = self.read_decisions(session_id)
+        if decisions_skip:
+            loaded.skipped.append(decisions_skip)
+        self._load_steps(loaded, signer)
+        loaded.signature = signer.hexdigest()
+        loaded.content_signature = signer.content_hexdigest()
+        if meta is None:
+            loaded.metadata = SessionMetadata(
+                sessionId=session_id, createdAt=_first_timestamp(loaded.steps)
+            )
+        return loaded
+
+    def _load_steps(self, loaded: LoadedSession, signer: _Signer) -> None:
+        """Read the session's step files into `loaded`; unreadable ones become Skips. Every
+        `.json` entry is signed: a file read by the `fstat` of what was read, any other entry
+        (hidden, not UTF-8, unreadable) by its `lstat`, as `list_session` signs it."""
+        directory = self.root / loaded.session_id / STEPS_DIR
+        try:
+            with self.folder(loaded.session_id, STEPS_DIR) as folder:
+                for entry in _json_entries(folder):
+                    hidden = entry.name.startswith(".")
+                    sig = None if hidden else self._load_step(loaded, folder, entry)
+                    if sig is None:
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue  # deleted while we were reading
+                        sig = FileSig(st.st_mtime_ns, st.st_size)
+                    signer.file(entry.name, sig)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except UnsafeFile as exc:
+            signer.linked("steps")
+            loaded.skipped.append(Skip(str(directory), exc.reason))
+
+    def _load_step(
+        self, loaded: LoadedSession, folder: int, entry: os.DirEntry[str]
+    ) -> FileSig | None:
+        """Read one entry of the open `steps/` folder into `loaded` (or a Skip); the signature
+        of the file read, None when nothing was read."""
+        name = entry.name
+        if not is_readable_name(name):
+            path = printable_path(self._step_path(loaded, name))
+            loaded.skipped.append(Skip(path, "file name is not valid UTF-8"))
+            return None
+        try:
+            data, info = read_regular_stat(folder, name, MAX_READ_FILE_BYTES)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
+            return None
+        sig = FileSig(info.st_mtime_ns, info.st_size)
+        try:
+            record = parse_step(data)
+        except (ValueError, ValidationError) as exc:
+            loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
+            return sig
+        loaded.steps.append(LoadedStep(step_id_for(loaded.session_id, name), record, sig))
+        return sig
+
+    def _step_path(self, loaded: LoadedSession, name: str) -> Path:
+        """Where a step file is, for reports (built only for those: it costs microseconds)."""
+        return self.root / loaded.session_id / STEPS_DIR / name
+
+    def iter_sessions(self) -> Iterator[LoadedSession]:
+        for session_id in self.session_ids():
+            yield self.load_session(session_id)
+
+    # -- writing ---------------------------------------------------------------------------
+    def write_session(self, metadata: SessionMetadata) -> Path:
+        """Write `session.json` atomically (creating the session folder)."""
+        with self._writable(metadata.sessionId) as folder:
+            write_at(folder, SESSION_FILE, _dump(metadata))
+        return self.root / metadata.sessionId / SESSION_FILE
+
+    def record_step(self, record: StepRecord) -> str:
+        """Write a step as the session's next `<NNNN>-<tool>.json`; returns its step id.
+
+        Labels are derived from the tool and outcome when the record has none. The file is
+        created atomically and never overwrites another step, even with concurrent writers.
+        """
+        session_id = validate_session_id(record.sessionId)
+        record = labelled(record)
+        tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
+        data = _dump(record)
+        with self._writable(session_id, STEPS_DIR) as folder:
+            name = _create_numbered(folder, _step_names(folder), f"-{tool}.json", data)
+        return step_id_for(session_id, name)
+
+    def save_artifact(self, session_id: str, folder_name: str, suffix: str, data: bytes) -> str:
+        """Write `data` as the next `<session>/<folder_name>/<NNNN><suffix>` (a screenshot),
+        inside the root like every step; returns its path relative to the session folder."""
+        with self._writable(session_id, folder_name) as folder:
+            taken = [n for n in os.listdir(folder) if not n.startswith(".")]
+            name = _create_numbered(folder, taken, suffix, data)
+        return f"{folder_name}/{name}"
+
+
+def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
+    return orjson.dumps(
+        model.model_dump(mode="json", exclude_none=True), option=orjson.OPT_INDENT_2
+    )
+
+
+def _create_numbered(folder: int, taken: list[str], suffix: str, data: bytes) -> str:
+    """Create `<NNNN><suffix>` in the open `folder`, the number after those `taken`; never
+    overwrites a file, even with concurrent writers. Returns the name."""
+    number = _next_number(taken)
+    while not create_at(folder, name := f"{number:04d}{suffix}", data):
+        number += 1
+    return name
+
+
+def _next_number(names: list[str]) -> int:
+    highest = 0
+    for name in names:
+        head = name.split("-", 1)[0]
+        if head.isdigit():
+            highest = max(highest, int(head))
+    return max(highest, len(names)) + 1
+
+
+def _first_timestamp(steps: list[LoadedStep]) -> str:
+    """createdAt of a session without metadata: its earliest readable step time (or now)."""
+    times = [s.record.timestamp for s in steps if parse_time(s.record.timestamp)]
+    return min(times, key=lambda t: parse_time(t) or 0) if times else now_iso()

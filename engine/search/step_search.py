@@ -1,0 +1,427 @@
+"""Search: one boosted Tantivy query over every session, then a rerank of the top window.
+
+Retrieval runs one query over step and session fields of every session (no session cut, no
+step cap), with the shared filters (`engine.query.filters.search_filters`) as unscored clauses. The
+query is embedded meanwhile, on its own thread, when the semantic leg is asked. When the query
+had more clauses than the posting budget allows, the retrieved candidates are rescored exactly
+on all of them. The top window is then reranked in Python with what BM25 cannot express: how
+many of the query's words a step covers, whether it worked, and how recent its session is.
+Steps holding a whole identifier the query typed form a first tier, ranked above every other
+step (`_tiers`). Order is deterministic: tier, score, then session createdAt (newest first),
+then stepId; every page is a slice of that one ordering. Every result says why it matched
+(`engine.search.matched_fields`).
+"""
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+import tantivy
+
+from analyzers import SynonymTable
+from engine.core import SearchInput, SearchPage
+from engine.index import (
+    all_of,
+    doc_key,
+    hit_count,
+    one_of,
+    read_payload,
+    read_rank_record,
+    term,
+    unscored,
+)
+from engine.meaning import (
+    RERANK_WINDOW,
+    EmbeddingTimeout,
+    Hit,
+    QueryEmbedding,
+    Related,
+    SemanticLeg,
+    answer_mode,
+    meaning_fields,
+    query_embedding,
+    settle,
+    start_meaning,
+    with_meaning,
+)
+from engine.query import (
+    NO_RECALLS,
+    SUPERSEDED_FIELD,
+    Clause,
+    FilterClauses,
+    PlannedQuery,
+    ReadView,
+    SessionSources,
+    TypoVocabulary,
+    epoch_ms_of,
+    holds_any,
+    is_superseded,
+    lifted,
+    plan_query,
+    recalls,
+    scored_query,
+    search_filters,
+    source_sessions,
+    step_filter,
+    step_row,
+)
+from engine.search.matched_fields import page_evidence
+from engine.search.session_search import (
+    SESSION_STEP_DEPTH,
+    matching_sessions,
+    session_order,
+    session_rows,
+)
+
+MAX_RENAMED = 100
+"""Superseded exact matches whose successors join the exact tier (most recent first is not
+needed: any hundred of them name the same few successors)."""
+COVERAGE_WEIGHT = 1.0
+OK_FACTOR = 1.6
+RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
+_RECENCY_MS = tuple((limit.total_seconds() * 1000, factor) for limit, factor in RECENCY_FACTORS)
+
+
+def search(
+    view: ReadView,
+    request: SearchInput,
+    synonyms: SynonymTable,
+    typos: TypoVocabulary,
+    semantic: SemanticLeg | str,
+    related: Related | None = None,
+    sources: SessionSources | None = None,
+    embedding: QueryEmbedding | None = None,
+) -> SearchPage:
+    """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
+    counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
+    `sourceSession`s read for this commit so far (else they are read); `embedding`: the
+    query's, when the caller started it already (`meaning.query_embedding`)."""
+    searcher, schema = view.searcher, view.schema
+    now_ms = epoch_ms_of(view.now)
+    filters = search_filters(view, request)
+    if request.minSalience > 0:
+        salient = _salient_steps(view, request.minSalience, now_ms)
+        filters.append((tantivy.Occur.Must, unscored(salient)))
+    sessions_asked = request.types == ["session"]
+    if request.types and not sessions_asked:
+        types = tantivy.Query.term_set_query(schema, "memory_type", request.types)
+        filters.append((tantivy.Occur.Must, unscored(types)))
+    end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
+    mode_used, degraded = answer_mode(request, semantic)
+    # The query is embedded (unless the caller started it) and its semantic candidates looked
+    # up on the embedding thread while the keyword leg searches.
+    meaning = None
+    if isinstance(semantic, SemanticLeg) and mode_used != "keyword":
+        asked = embedding or query_embedding(request.query, synonyms)
+        meaning = start_meaning(semantic, asked, view, request, filters)
+    plan = plan_query(view.term_counts(), request.query, synonyms, typos)  # while the query embeds
+    ranked: list[Hit] = []
+    total = 0
+    tiers = _tiers(view, plan, filters)
+    for number, tier in enumerate(tiers):
+        # A later tier is read only as far as the page reaches past the earlier ones.
+        exact = number == 0 and len(tiers) > 1
+        hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
+        ranked += hits
+        total += count
+    phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
+    if meaning is not None:
+        try:
+            ranked, total, sims = with_meaning(view, request, ranked, total, meaning, plan, filters)
+            phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
+        except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
+            mode_used, degraded = "keyword", str(slow)
+    if sessions_asked:
+        settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
+        return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases)
+    settle(ranked, request.offset, end)
+    page = ranked[request.offset : end]
+    payloads = [read_payload(r.doc) for r in page]
+    evidence = page_evidence(
+        view, [(r.key, r.step_id, p) for r, p in zip(page, payloads, strict=True)], plan
+    )
+    page_sessions = {r.session_id for r in page}
+    sessions = (
+        sources.of(searcher, schema, page_sessions)
+        if sources is not None
+        else source_sessions(searcher, schema, page_sessions)
+    )
+    page_recalls = recalls(searcher, schema, [r.step_id for r in page], now_ms)
+    superseded = [is_superseded(p) for p in payloads]
+    related_counts = related.counts(view, [r.doc for r in page], superseded) if related else []
+    results = [
+        step_row(
+            r.step_id,
+            r.session_id,
+            payload,
+            score=r.score,
+            matched_fields=fields or meaning_fields(r),
+            session=sessions[r.session_id],
+            recalls=page_recalls.get(r.step_id, NO_RECALLS),
+            hit={
+                "type": r.doc["memory_type"][0] if r.doc["memory_type"] else "step",
+                "similarity": round(r.similarity, 4) if r.similarity is not None else None,
+                "matchType": r.match_type,
+                "relatedCount": related_counts[i] if related_counts else None,
+            },
+        )
+        for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
+    ]
+    return SearchPage(
+        query=request.query,
+        total=total,
+        offset=request.offset,
+        limit=request.limit,
+        hasMore=request.offset + len(results) < total,
+        results=results,
+        hint=_empty_hint(searcher, request.query, phrases) if total == 0 else None,
+        mode=request.mode,
+        modeUsed=mode_used,
+        degraded=degraded,
+    )
+
+
+def _session_page(
+    view: ReadView,
+    request: SearchInput,
+    tiers: list[tantivy.Query],
+    ranked: list[Hit],
+    mode: tuple[str, str | None],
+    phrases: list[str],
+) -> SearchPage:
+    """A page of sessions (`types: ["session"]`), ranked by their best step
+    (`engine.search.session_search`); `mode`: the mode used and why not the one asked for."""
+    mode_used, degraded = mode
+    if mode_used == "semantic":
+        matching = matching_sessions(view, [], ranked)
+    else:  # every keyword match, and the semantic hits that match no keyword
+        semantic_only = [hit for hit in ranked if hit.keyword is None]
+        matching = matching_sessions(view, tiers, semantic_only)
+    order = session_order(ranked, matching)
+    end = request.offset + request.limit
+    results = session_rows(view, order[request.offset : end])
+    return SearchPage(
+        query=request.query,
+        total=len(order),
+        offset=request.offset,
+        limit=request.limit,
+        hasMore=end < len(order),
+        results=results,
+        hint=_empty_hint(view.searcher, request.query, phrases) if not order else None,
+        mode=request.mode,
+        modeUsed=mode_used,
+        degraded=degraded,
+    )
+
+
+def _tiers(view: ReadView, plan: PlannedQuery, filters: FilterClauses) -> list[tantivy.Query]:
+    """The queries whose hits are ranked one after the other: first the exact matches — steps
+    holding a whole identifier the query typed, in any field and any spelling (target, visible
+    testIds, labels…), or acting on what such a target was renamed to — then the rest.
+
+    An exact id must beat partial matches of its parts however the fields weigh: a testId that
+    was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
+    two of its three parts. A query without a compound identifier has one tier.
+    """
+    schema = view.schema
+    scored = scored_query(schema, plan.clauses)
+    exact = plan.exact_clauses()
+    if not exact:
+        return [tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, scored)])]
+    holds = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *_renamed_to(view, exact))]
+    )
+    return [
+        tantivy.Query.boolean_query(
+            [*filters, (tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
+        ),
+        tantivy.Query.boolean_query(
+            [*filters, (tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
+        ),
+    ]
+
+
+def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query]:
+    """What an exact target identifier became: when steps acting on `eth-overview-send` were
+    superseded because it was renamed, the steps that superseded them and every step acting on
+    the new testId are what the old name finds now (exact matches too)."""
+    targets = [c for c in exact if c.field == "target"]
+    if not targets:
+        return []
+    flagged = all_of(
+        step_filter(view.schema),
+        term(view.schema, SUPERSEDED_FIELD, "true"),
+        holds_any(view.schema, targets),
+    )
+    hits = view.searcher.search(flagged, limit=MAX_RENAMED).hits
+    successors = [read_payload(view.doc(a)).get("supersededBy") or {} for _, a in hits]
+    step_ids = sorted({by["stepId"] for by in successors if by.get("stepId")})
+    new_ids = sorted(
+        {
+            by["target"].removeprefix("testId:").lower()
+            for by in successors
+            if by.get("target", "").startswith("testId:")
+        }
+    )
+    return [
+        tantivy.Query.term_set_query(view.schema, "step_id", step_ids),
+        tantivy.Query.term_set_query(view.schema, "target", new_ids),
+    ]
+
+
+def _rank_tier(
+    view: ReadView, query: tantivy.Query, plan: PlannedQuery, need: int, now_ms: int, exact: bool
+) -> tuple[list[Hit], int]:
+    """The tier's hits in final order (at least `need` of them when it has that many) and its
+    total. The top window is reranked (coverage, outcome, recency, then salience, which never
+    lifts a step above an exact one); past it, hits follow in BM25 order (never above the
+    window: the rerank factor is >= 1), so every page is a slice of one stable ordering."""
+    searcher = view.searcher
+    found = searcher.search(query, limit=max(RERANK_WINDOW, need) if need > 0 else 1, count=True)
+    total = hit_count(found)
+    if need <= 0:
+        return [], total
+    head = found.hits[:RERANK_WINDOW]
+    addresses = [address for _, address in head]
+    keys = [doc_key(address) for address in addresses]
+    docs = [view.doc(address) for address in addresses]
+    ids = [str(doc["step_id"][0]) for doc in docs]
+    created = [int(when or 0) for when in searcher.fast_field_values("created", addresses)]
+    scores = [score for score, _ in head]
+    left_out = plan.left_out_clauses()
+    if left_out:
+        added = _dropped_scores(view, ids, left_out)
+        scores = [score + added.get(key, 0.0) for score, key in zip(scores, keys, strict=True)]
+    reranked, coverages = [], []
+    covers = Coverage(plan)
+    for score, doc, when in zip(scores, docs, created, strict=True):
+        preferred, coverage = covers.of(doc["rank"][0])
+        reranked.append(score * _rerank_factor(preferred, coverage, now_ms - when))
+        coverages.append(coverage)
+    window_recalls = recalls(searcher, view.schema, ids, now_ms)
+    saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
+    finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
+    # Ordered by the values at hand (a Hit reads its step id from its document each time).
+    order = sorted(range(len(head)), key=lambda i: (-round(finals[i], 9), -created[i], ids[i]))
+    ranked = [
+        Hit(
+            keys[i],
+            addresses[i],
+            view,
+            created[i],
+            finals[i],
+            score=finals[i],
+            exact=exact,
+            coverage=coverages[i],
+            read=docs[i],
+        )
+        for i in order
+    ]
+    # Past the window, BM25 order; a document is read only if it reaches a page.
+    past = found.hits[len(head) :]
+    past_created = searcher.fast_field_values("created", [address for _, address in past])
+    ranked += [
+        Hit(doc_key(address), address, view, int(when or 0), score, score=score, exact=exact)
+        for (score, address), when in zip(past, past_created, strict=True)
+    ]
+    return ranked, total
+
+
+def _dropped_scores(
+    view: ReadView, ids: list[str], dropped: Sequence[Clause]
+) -> dict[tuple[int, int], float]:
+    """What the clauses retrieval left out (`dropped`, `query.budget_clauses`) add to the BM25
+    of the retrieved candidates (step `ids`): a step's exact score over every clause is its
+    retrieval score plus this (BM25 sums its clauses, each scored with the index's
+    statistics), so only the left-out clauses are searched, within the candidates (cheap: an
+    intersection with a small set). Scoring every clause again there cost more (paired at
+    100k: 1.25 against 1.05-1.10 ms a search). A candidate holding none of them adds nothing."""
+    if not ids:
+        return {}
+    query = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
+            (tantivy.Occur.Must, scored_query(view.schema, dropped)),
+        ]
+    )
+    found = view.searcher.search(query, limit=len(ids), count=False)
+    return {doc_key(address): score for score, address in found.hits}
+
+
+def _empty_hint(searcher: tantivy.Searcher, query: str, phrases: list[str]) -> str:
+    """What an empty result can try instead: the flowTags and screens the index knows, and
+    the recorded phrases nearest the query's meaning (spec 004), when it was embedded."""
+    flows = sorted(t for t, _ in searcher.terms_with_prefix("flow_tag", "", None, 50))
+    screens = sorted(
+        t for t, _ in searcher.terms_with_prefix("screen_name", "", None, 50) if t != "unknown"
+    )
+    nearest = f" Nearest known phrases: {'; '.join(phrases)}." if phrases else ""
+    return (
+        f"No steps match {query!r} with these filters. Known flowTags: "
+        f"{', '.join(flows) or 'none'}; known screens: {', '.join(screens) or 'none'}.{nearest}"
+    )
+
+
+def _salient_steps(view: ReadView, min_salience: float, now_ms: int) -> tantivy.Query:
+    """The steps at least `min_salience` salient now (a filter clause)."""
+    salient = [
+        step_id
+        for step_id, found in recalls(view.searcher, view.schema, None, now_ms).items()
+        if found.salience >= min_salience
+    ]
+    if not salient:
+        return tantivy.Query.empty_query()
+    return tantivy.Query.term_set_query(view.schema, "step_id", salient)
+
+
+class Coverage:
+    """What the rerank reads of a window step's rank record (`documents.rank_record`) for one
+    query: whether the step is preferred (it worked, or the query is about its very failure:
+    some query word is found in its error and nowhere else in the step) and its coverage (the
+    share of the query's concepts it covers; 1.0: all of them). Kept per record: steps of a
+    window often share one."""
+
+    def __init__(self, plan: PlannedQuery) -> None:
+        # A record's token lists are non-empty tokens without whitespace, one space apart, so a
+        # token is in a list exactly when " token " is in " list ": no split, no token strings.
+        self._needles = [(token, f" {token} ") for token in plan.tokens if token.split() == [token]]
+        self._concepts = plan.concept_tokens
+        self._known: dict[bytes, tuple[bool, float]] = {}
+
+    def of(self, record: bytes) -> tuple[bool, float]:
+        known = self._known.get(record)
+        if known is None:
+            known = self._known[record] = self._read(record)
+        return known
+
+    def _read(self, record: bytes) -> tuple[bool, float]:
+        ok, step_tokens, error_tokens = read_rank_record(record)
+        step = f" {step_tokens} "
+        other = {token for token, needle in self._needles if needle in step}
+        failure = (  # a step without an error has no words in it to look up
+            {token for token, needle in self._needles if needle in f" {error_tokens} "}
+            if error_tokens
+            else set()
+        )
+        matched = other | failure
+        concepts = self._concepts
+        covered = sum(1 for toks in concepts if toks & matched)
+        coverage = covered / len(concepts) if concepts else 0.0
+        if ok:
+            return True, coverage
+        return any(toks & failure and not toks & other for toks in concepts), coverage
+
+
+def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:
+    """Multiplier on BM25: query-word coverage, outcome and session recency (`Coverage`): a
+    step that worked is preferred ("what worked last time")."""
+    factor = 1 + COVERAGE_WEIGHT * coverage
+    if preferred:
+        factor *= OK_FACTOR
+    return factor * _recency_factor(age_ms)
+
+
+def _recency_factor(age_ms: int) -> float:
+    for limit_ms, factor in _RECENCY_MS:
+        if 0 <= age_ms < limit_ms:
+            return factor
+    return 1.0
