@@ -309,8 +309,7 @@ WRITER_SCRIPT = textwrap.dedent(  # argv: root, index[, stall seconds]
     """
     import sys, time
     from pathlib import Path
-    from engine.live.live_index import LiveIndex
-    from engine.records.knowledge_root import KnowledgeStore
+    from engine import KnowledgeStore, LiveIndex
     live = LiveIndex(
         KnowledgeStore(Path(sys.argv[1])), Path(sys.argv[2]), retry_seconds=0.2,
         stall_seconds=float(sys.argv[3]) if len(sys.argv) > 3 else 60.0,
