@@ -9,9 +9,9 @@ confidence a result shows must mean the same on every query. A cosine is only co
 what this model gives texts that are, and are not, what a query asks for; this measures both on
 the fixed corpus. The similarity is the one search ranks by: the query embedded as search
 embeds it (with its glossary words), its cosine to each step's own text and to the screen it
-observed, blended and weighted as the semantic leg does (`engine.semantic`), for every step of
-the corpus. A pair is relevant when the step does what the query asks and worked (qrels grade
-2), unrelated when the qrels do not name the step at all (grade 1, other steps of a session
+observed, blended and weighted as the semantic leg does (`engine.meaning.semantic_leg`), for every
+step of the corpus. A pair is relevant when the step does what the query asks and worked (qrels
+grade 2), unrelated when the qrels do not name the step at all (grade 1, other steps of a session
 of the query's flow, is left out of both). Nothing-matches query sets (`--nothing`: no step is
 relevant) give the best similarity a query about nothing reaches.
 
@@ -46,9 +46,8 @@ from bench_common import (
 )
 
 from engine import KnowledgeEngine
-from engine.meaning import query_embedding
+from engine.meaning import KeyRows, SemanticLeg, query_embedding
 from engine.query import step_filter
-from engine.semantic import KeyRows, SemanticLeg
 
 FLOORS = [round(0.10 + 0.05 * i, 2) for i in range(11)]
 """Floors whose effect the table shows (0.10 .. 0.60)."""
