@@ -309,6 +309,15 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--queries", type=Path, action="append", help="extra query sets (JSONL)")
     ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    ap.add_argument(
+        "--reuse-baselines",
+        action="store_true",
+        help="score the baselines' run files an earlier run left in WORK instead of running them "
+        "again (they depend only on the corpus and the queries)",
+    )
+    ap.add_argument(
+        "--min-similarity", type=float, help="knowhow's minSimilarity (default: the engine's)"
+    )
     args = ap.parse_args()
     ev, work, mach = eval_dir(), args.work.resolve(), machine()
     corpus = ensure_corpus(work, args.steps, args.seed).parents[1]
@@ -326,6 +335,8 @@ def main() -> int:
     result["knowhow_reindex"] = {"ok": p.ok, "wall_s": p.wall_s, "json": last_json(p.stdout)}
 
     sections, all_pass = [], kh_ok
+    floor = args.min_similarity
+    similarity_floor = ["--min-similarity", str(floor)] if floor is not None else []
     sets = [ev / "queries_public.jsonl", ev / "queries_paraphrase_public.jsonl"]
     for qfile in dict.fromkeys(path.resolve() for path in [*sets, *(args.queries or [])]):
         qset = qfile.stem
@@ -340,6 +351,9 @@ def main() -> int:
         rundir.mkdir(parents=True, exist_ok=True)
         runs: dict[str, Path] = {}
         for b in BASELINES:
+            if args.reuse_baselines and (rundir / f"{b}.run").exists():
+                runs[b] = rundir / f"{b}.run"
+                continue
             err(f"[{qset}] baseline {b}")
             cmd = [sys.executable, str(ev / "baselines" / f"{b}.py"), "--root", str(root)]
             cmd += ["--queries", str(qfile), "--run", str(rundir / f"{b}.run"), "--k", str(args.k)]
@@ -351,7 +365,7 @@ def main() -> int:
             err(f"[{qset}] knowhow batch-search --mode {mode}")
             cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
             cmd += ["--queries", str(qfile), "--run", str(rundir / f"{name}.run")]
-            cmd += ["--mode", mode]
+            cmd += ["--mode", mode, *similarity_floor]
             p = run([*cmd, "--k", str(args.k)], logs / f"{name}-{qset}.log")
             if p.ok:
                 runs[name] = rundir / f"{name}.run"
@@ -403,6 +417,7 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
             cmd += ["--queries", str(work / "queries-renames.jsonl"), "--run", str(path)]
+            cmd += similarity_floor
             if run([*cmd, "--mode", mode, "--k", str(args.k)], logs / f"{name}-renames.log").ok:
                 ranks[name] = rename_ranks(renames, read_run(path), facts)
         md = renames_report(renames, ranks)
@@ -424,7 +439,9 @@ def main() -> int:
             f"## Quality — nDCG@10 vs the baselines ({args.steps:,} steps, seed {args.seed})\n\n"
             + machine_md(mach)
             + f"- corpus: `gen_corpus.py --steps {args.steps} --seed {args.seed}`; "
-            + f"k={args.k}; {index_line}\n"
+            + f"k={args.k}; {index_line}"
+            + (f"; minSimilarity {floor}" if floor is not None else "")
+            + "\n"
             + "- measures: pure-Python nDCG@10 (gain = grade), MRR@10, R@20 over every judged "
             + "query, cross-checked against `score.py`\n\n"
             + "\n".join(sections)

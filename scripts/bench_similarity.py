@@ -52,6 +52,10 @@ from engine.query import step_filter
 FLOORS = [round(0.10 + 0.05 * i, 2) for i in range(11)]
 """Floors whose effect the table shows (0.10 .. 0.60)."""
 PERCENTILES = [5, 10, 25, 50, 75, 90, 95, 99]
+NEAREST = 10
+"""Each judged query's nearest steps whose relevance, by similarity band, calibrates what a
+similarity says (`bands`)."""
+BAND = 0.1
 
 
 def step_similarities(engine: KnowledgeEngine) -> tuple[list[str], Any]:
@@ -108,6 +112,19 @@ def floor_table(
     return rows
 
 
+def bands(nearest: list[tuple[float, bool]]) -> list[dict[str, float]]:
+    """Among each query's `NEAREST` steps: per similarity band, how many there are and the
+    share that is relevant (what a similarity in that band says about a step search shows)."""
+    rows = []
+    for low in np.arange(0.0, 1.0, BAND):
+        inside = [rel for sim, rel in nearest if low <= sim < low + BAND]
+        if inside:
+            rows.append(
+                {"from": float(low), "steps": len(inside), "relevant": float(np.mean(inside))}
+            )
+    return rows
+
+
 def report(result: dict[str, Any]) -> str:
     pct = [f"p{p}" for p in PERCENTILES]
     rows = [
@@ -138,6 +155,14 @@ def report(result: dict[str, Any]) -> str:
         "nothing-matches: best step",
     ]
     md += md_table(headers, rows)
+    md += (
+        f"\nAmong each judged query's {NEAREST} nearest steps: the share relevant by similarity\n\n"
+    )
+    rows = [
+        [f"{b['from']:.1f}–{b['from'] + BAND:.1f}", str(b["steps"]), f"{b['relevant']:.2f}"]
+        for b in result["bands"]
+    ]
+    md += md_table(["similarity", "steps", "relevant"], rows)
     md += "\nPer set: median over queries of the best relevant and the best unrelated step\n\n"
     rows = [
         [name, str(v["queries"]), fmt(v["best_relevant_median"]), fmt(v["best_unrelated_median"])]
@@ -174,6 +199,7 @@ def main() -> int:
     unrelated: list[float] = []
     best_relevant: list[float] = []
     best_unrelated: list[float] = []
+    nearest: list[tuple[float, bool]] = []
     sets: dict[str, dict[str, Any]] = {}
     judged = [ev / "queries_public.jsonl", ev / "queries_paraphrase_public.jsonl"]
     for qfile in dict.fromkeys(p.resolve() for p in [*judged, *(args.queries or [])]):
@@ -196,6 +222,8 @@ def main() -> int:
             relevant += sims[good].tolist()
             unrelated += sims[mask].tolist()
             per_set.append((float(sims[good].max()), float(sims[mask].max())))
+            good_set = set(good)
+            nearest += [(float(sims[i]), int(i) in good_set) for i in np.argsort(-sims)[:NEAREST]]
         best_relevant += [r for r, _ in per_set]
         best_unrelated += [u for _, u in per_set]
         sets[qfile.stem] = {
@@ -224,6 +252,7 @@ def main() -> int:
             "nothing-matches: best step": nothing_best,
         },
         "sets": sets,
+        "bands": bands(nearest),
         "floors": floor_table(relevant, unrelated, best_relevant, best_unrelated, nothing_best),
     }
     md = report(result)
