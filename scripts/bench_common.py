@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.explorer import knowhow_command
+from explorer import knowhow_command
 
 REPO = Path(__file__).resolve().parents[1]
 knowhow_cmd = knowhow_command

@@ -8,11 +8,11 @@
 
 Each task runs as agent A (reads no knowledge; ROOT starts empty), then as agent B (a new
 `knowhow serve`, reading A's knowledge), then — with a renamed variant of the app — as agent
-C on it, reading A's and B's. The agent is server.explorer's deterministic explorer, over a
-real stdio server and headless Chromium; the only difference between A and B is whether it
+C on it, reading A's and B's. The agent is the deterministic explorer of scripts/explorer/,
+over a real stdio server and headless Chromium; the only difference between A and B is whether it
 reads knowledge. Prints a table per task and, last, one JSON line:
 {"tasks", "completedA", "completedB", "callsA", "callsB", "saved", "top3Precision",
-"renamedCorrect"} (definitions: server/explorer/scores.py). A task file that is not valid, or a
+"renamedCorrect"} (definitions: scripts/explorer/scores.py). A task file that is not valid, or a
 start page that does not load, stops the run before any browser starts (exit 2).
 
 `--serve` serves a bundled app on a free port (the test dapp needs `make test-dapp`): its URL,
@@ -38,9 +38,9 @@ from engine import KnowledgeEngine
 from engine.history import ScreenContext
 from engine.index import effective_screen
 from engine.records import KnowledgeStore
+from explorer import Report, Task, TaskFileError, check_starts, load_tasks, run_tasks
+from explorer.scores import extras, scores
 from server.demo import DEMO_APP, demo_app, metamask_test_dapp, metamask_test_dapp_installed
-from server.explorer import Report, Task, TaskFileError, check_starts, load_tasks, run_tasks
-from server.explorer.scores import extras, scores
 
 TASKS = REPO / "scripts" / "reuse"
 SERVED = {

@@ -15,7 +15,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from server.explorer import knowhow_command, knowhow_stdio
+from explorer import knowhow_command, knowhow_stdio
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 20.0

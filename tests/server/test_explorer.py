@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from server.explorer import Report, TaskFileError, check_starts, load_tasks, task_url
-from server.explorer.exploring import Exploration
-from server.explorer.recipe import done_selector, recipe
-from server.explorer.scores import scores
-from server.explorer.screen import Screen, best, words
+from explorer import Report, TaskFileError, check_starts, load_tasks, task_url
+from explorer.exploring import Exploration
+from explorer.recipe import done_selector, recipe
+from explorer.scores import scores
+from explorer.screen import Screen, best, words
 from tests.server.mcp_helpers import REPO, free_port
 
 SEND = {

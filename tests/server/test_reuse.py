@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from explorer import Task, load_tasks, run_tasks
 from server.demo import demo_app, metamask_test_dapp, metamask_test_dapp_installed
-from server.explorer import Task, load_tasks, run_tasks
 from tests.server.browser_helpers import DEMO_RULES, needs_chromium
 from tests.server.mcp_helpers import REPO
 

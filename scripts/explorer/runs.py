@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from server.explorer.agent import Explorer, Report
-from server.explorer.calls import Calls, knowhow_stdio
-from server.explorer.tasks import Task, task_url
+from explorer.agent import Explorer, Report
+from explorer.calls import Calls, knowhow_stdio
+from explorer.tasks import Task, task_url
 
 
 async def run_tasks(

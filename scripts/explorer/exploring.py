@@ -11,7 +11,7 @@ closed since.
 
 from dataclasses import dataclass, field
 
-from server.explorer.screen import Element, Screen, best, exploration_order
+from explorer.screen import Element, Screen, best, exploration_order
 
 Key = tuple[str, str, str]
 

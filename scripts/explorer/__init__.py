@@ -2,10 +2,10 @@
 with or without reading what earlier agents learned — the measuring stick of
 `scripts/bench_reuse.py` and the reuse acceptance test."""
 
-from server.explorer.agent import Explorer, Report
-from server.explorer.calls import BudgetExhausted, Calls, knowhow_command, knowhow_stdio
-from server.explorer.runs import run_tasks
-from server.explorer.tasks import Task, TaskFileError, check_starts, load_tasks, task_url
+from explorer.agent import Explorer, Report
+from explorer.calls import BudgetExhausted, Calls, knowhow_command, knowhow_stdio
+from explorer.runs import run_tasks
+from explorer.tasks import Task, TaskFileError, check_starts, load_tasks, task_url
 
 __all__ = [
     "BudgetExhausted",

@@ -14,7 +14,7 @@
 import statistics
 from typing import Any
 
-from server.explorer.agent import Report
+from explorer.agent import Report
 
 
 def _share(part: int, whole: int) -> float | None:

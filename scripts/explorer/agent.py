@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 
 from mcp import MCPError
 
-from server.explorer.calls import BudgetExhausted, CallFailed, Calls
-from server.explorer.exploring import Exploration
-from server.explorer.recipe import Frame, Remembered, done_selector, recipe
-from server.explorer.screen import Element, Screen, best, words
-from server.explorer.tasks import Task
+from explorer.calls import BudgetExhausted, CallFailed, Calls
+from explorer.exploring import Exploration
+from explorer.recipe import Frame, Remembered, done_selector, recipe
+from explorer.screen import Element, Screen, best, words
+from explorer.tasks import Task
 
 ACTION_TIMEOUT_MS = 3_000
 """Per click or type: the apps answer in milliseconds; a disabled target fails fast."""
