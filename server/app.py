@@ -22,13 +22,14 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 
 from engine import KnowhowError, Result
-from server.browser.tools import BROWSER_TOOLS
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.stdio import AnsweredReadStream
-from server.tools import TOOLS, ToolSpec
+from server.tools.browser import BROWSER_TOOLS
+from server.tools.knowledge import TOOLS
+from server.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ Private names (`_x`) never cross modules.
 """
 
 import ast
+import graphlib
 import importlib
 from collections.abc import Iterator
 from functools import cache
@@ -200,3 +201,40 @@ def test_layer_front_door_is_exactly_what_is_used_through_it(layer: str) -> None
     assert all(hasattr(door, name) for name in door.__all__)
     by_engine = used_through(door.__name__, ("engine",), f"engine/{layer}")
     assert by_engine & submodules == set(), "the engine's modules import names, not modules"
+
+
+def server_part(module: str) -> str:
+    """The part of `server/` a module belongs to: its folder (`server.browser`), or the module
+    itself when it lies in `server/` beside the folders (`server.state`)."""
+    return ".".join(module.split(".")[:2])
+
+
+def server_parts_imported(module: str, names: list[str]) -> set[str]:
+    """The parts of `server/` an import statement uses (`from server import schemas` uses
+    `server.schemas`; a name that is no module of its own comes from `server/__init__.py`)."""
+    if module != "server":
+        return {server_part(module)} if module.split(".")[0] == "server" else set()
+    folder = ROOT / "server"
+    return {
+        f"server.{name}"
+        if (folder / f"{name}.py").is_file() or (folder / name).is_dir()
+        else "server"
+        for name in names
+    }
+
+
+def test_server_parts_import_each_other_one_way() -> None:
+    """Each folder of `server/` (and each module beside them) imports the others one way only,
+    never around a circle: a folder can be read knowing only what it imports. The browser
+    automation knows nothing of the state that owns its driver or of the tools that use it."""
+    graph: dict[str, set[str]] = {}
+    for _, path in modules(("server",)):
+        dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        part = server_part(dotted)
+        uses = graph.setdefault(part, set())
+        for _, module, names in imports(path):
+            uses |= server_parts_imported(module, names) - {part}
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail(f"server/ imports around a circle: {' -> '.join(exc.args[1])}")

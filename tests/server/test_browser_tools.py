@@ -13,9 +13,9 @@ import pytest
 from mcp import Client
 
 from server.app import create_server
-from server.browser.tools import BROWSER_TOOLS
 from server.demo import demo_app
 from server.settings import ServerSettings
+from server.tools.browser import BROWSER_TOOLS
 from tests.server.browser_helpers import (
     DEMO_RULES,
     FAIL_FAST_MS,

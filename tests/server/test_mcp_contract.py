@@ -29,7 +29,7 @@ from server.app import create_server
 from server.inputs import RecordStepInput, StartSessionInput
 from server.schemas import ENVELOPE
 from server.settings import ServerSettings
-from server.tools import TOOLS
+from server.tools.knowledge import TOOLS
 from tests.server.spec_schemas import (
     BROWSER_TOOLS,
     CLUSTERING_TOOLS,

@@ -1,8 +1,8 @@
 """The browser tools: launch Chromium, act on the page, observe it — every call recorded.
 
-Same shape as `server.tools`: validate, one driver call (run by `record_call`, which writes the
-step), wrap the typed result. `describe_screen` also asks the engine what worked last time on
-this screen (priorKnowledge), returns it and records it in the step's observation.
+Same shape as the knowledge tools: validate, one driver call (run by `record_call`, which
+writes the step), wrap the typed result. `describe_screen` also asks the engine what worked
+last time on this screen (priorKnowledge), returns it and records it in the step's observation.
 """
 
 from functools import partial
@@ -36,10 +36,10 @@ from server.browser.inputs import (
     WaitForInput,
     schema_of,
 )
-from server.browser.steps import Recorded, look, record_call
 from server.recording import begin_session
 from server.state import ServerState
-from server.tools import ToolSpec
+from server.tools.browser_steps import Recorded, look, record_call
+from server.tools.spec import ToolSpec
 
 
 class StepResult(Result):

@@ -1,16 +1,12 @@
-"""The MCP tools: their contract (name, title, description, schema, hints) and their handlers.
+"""The knowledge tools: search, read, curate and record what agents learned.
 
 Each handler validates its arguments (an `InvalidInput` naming the field), makes one engine
 call on a worker thread and returns a typed result; `server.app` wraps it in the envelope.
 Descriptions are written for the agent: when to use the tool, with an example call.
 """
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
-
-from mcp import types
 
 from engine import (
     ClusterInput,
@@ -36,8 +32,7 @@ from server import schemas
 from server.inputs import RecordStepInput, StartSessionInput, StatusInput
 from server.recording import begin_session, write_step
 from server.state import ServerState
-
-Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
+from server.tools.spec import ToolSpec
 
 
 class SessionStarted(Result):
@@ -139,35 +134,6 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
 async def status(state: ServerState, args: dict[str, Any]) -> Result:
     validate(StatusInput, args)
     return await state.status()
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    name: str
-    """Without the configurable prefix: `knowledge_search` is served as `mm_knowledge_search`."""
-    title: str
-    description: str
-    input_schema: schemas.Schema
-    handler: Handler
-    read_only: bool = True
-    open_world: bool = False
-    """True for tools that act on a web page (the browser tools)."""
-
-    def describe(self, prefix: str) -> types.Tool:
-        return types.Tool(
-            name=prefix + self.name,
-            title=self.title,
-            description=self.description.replace("{prefix}", prefix),
-            input_schema=self.input_schema,
-            output_schema=schemas.ENVELOPE,
-            annotations=types.ToolAnnotations(
-                title=self.title,
-                read_only_hint=self.read_only,
-                destructive_hint=False,
-                idempotent_hint=self.read_only,
-                open_world_hint=self.open_world,
-            ),
-        )
 
 
 TOOLS: tuple[ToolSpec, ...] = (
