@@ -1,13 +1,17 @@
-"""The live index of a serving process: the writer lease shared across processes, the
-watcher that maps file events to sessions, the writer that keeps the index equal to the files
-and fails over, and the status it reports. Imports the layers up to `engine.index`; never
-`engine.query` (a writer needs no reads of the kind searches make, and searches never write).
+"""The live index of a serving process, one class per job: `LiveIndex` keeps the writer lease
+(`lease`: one writer across processes) and runs the worker loop; `SessionChanges` (`changes`)
+queues the sessions the watcher (`watcher`) reports; `LiveWriter` (`writing`) opens, rebuilds,
+reconciles and commits; `GenerationHealth` (`health`) checks the generation being written; and
+`status` says what `mm_knowledge_status` reports, with the counts of `stats`. Imports the layers
+up to `engine.index`; never `engine.query`, which sits beside it (a writer makes no reads of the
+kind searches make, and searches never write).
 """
 
 from engine.live.lease import WriterLease, writer_pid
-from engine.live.live_index import LiveIndex, built_by_other_version
+from engine.live.live_index import LiveIndex
 from engine.live.status import IndexStatus, LagMeter, document_counts
 from engine.live.watcher import session_of
+from engine.live.writing import built_by_other_version
 
 __all__ = [
     "IndexStatus",

@@ -12,8 +12,6 @@ from typing import Any
 
 from engine.core import Result
 from engine.index import DOC_SESSION, DOC_STEP, IndexReader, count, read_manifest, term
-from engine.index import SkipLedger as SkipLedger
-from engine.index import read_skips as read_skips
 from engine.records import (
     SESSION_FILE,
     STEPS_DIR,

@@ -1,8 +1,8 @@
 """File events of the knowledge root -> the sessions they touch (watchdog).
 
 The watchdog handler runs on watchdog's own thread, so it does nothing but map a path to its
-session and hand the id on (`on_session`, a queue put); re-indexing is the batcher's work
-(`engine.live.live_index`). `session_of` is that mapping as a pure function: only `session.json`,
+session and hand the id on (`on_session`, a queue put, `engine.live.changes`); re-indexing is
+the writer's work. `session_of` is that mapping as a pure function: only `session.json`,
 `superseded.json`, `steps/*.json` and the session and `steps` folders themselves matter; the
 hidden temp files of atomic writes, stray files and folders that are not valid session ids are
 ignored.

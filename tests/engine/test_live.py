@@ -251,7 +251,7 @@ def test_the_live_worker_survives_failed_batches_and_catches_up(
             raise OSError(28, "No space left on device")
         return real_sync(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.live_index.sync_sessions", sync_on_a_full_disk)
+    monkeypatch.setattr("engine.live.writing.sync_sessions", sync_on_a_full_disk)
     store.record_step(step("mm-one1", "confirm-footer-button"))
     live = LiveIndex(store, index_dir, retry_seconds=0.05)
     try:
@@ -365,7 +365,7 @@ def test_failed_batch_is_counted_and_the_loop_lives(
             raise OSError("disk hiccup")
         return sync_sessions(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.live_index.sync_sessions", flaky)
+    monkeypatch.setattr("engine.live.writing.sync_sessions", flaky)
     generation = IndexLayout(live.layout.base).current()
     new_session(store, "mm-flaky1", "send")
     store.record_step(step("mm-flaky1", "after-hiccup"))

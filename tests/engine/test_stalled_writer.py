@@ -67,7 +67,7 @@ def blocked_writer(
             release.wait()
         return sync_sessions(*args, **kwargs)
 
-    monkeypatch.setattr("engine.live.live_index.sync_sessions", blocking_sync)
+    monkeypatch.setattr("engine.live.writing.sync_sessions", blocking_sync)
     assert writer.start(wait=10) and writer.is_writer
     yield writer, release
     release.set()

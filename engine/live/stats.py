@@ -1,0 +1,61 @@
+"""What the live index counts, and the failures in a row that space out its takeovers.
+
+`LiveStats` is reported as it is (`mm_knowledge_status`'s `live`). `Failures` counts a failed
+step of the writer's work into it and keeps the run of failures since the last success: the
+wait before the next takeover doubles with each, so a full disk is not hammered.
+"""
+
+import logging
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+MAX_RETRY_SECONDS = 30.0
+
+
+@dataclass
+class LiveStats:
+    batches: int = 0
+    failedBatches: int = 0
+    errors: int = 0
+    sessionsIndexed: int = 0
+    sessionsAppended: int = 0
+    takeovers: int = 0
+    lastBatchMs: float = 0.0
+    maxBatchMs: float = 0.0
+    lastSupersedeMs: float = 0.0
+    sessionsFlagged: int = 0
+    lastCommitAt: str | None = None
+    lastError: str | None = None
+    watching: bool = False
+    rebuilds: int = 0
+    leaseLost: int = 0
+    lastRebuildReason: str | None = None
+    lastRebuildSeconds: float = 0.0
+
+
+class Failures:
+    """Failed steps of the writer's work: counted in `stats` (a failed batch apart from other
+    errors), and in a row since the last success, for the wait before the next takeover."""
+
+    def __init__(self, stats: LiveStats, retry_seconds: float) -> None:
+        self.stats = stats
+        self.retry_seconds = retry_seconds
+        self.in_row = 0
+
+    def note(self, what: str, exc: Exception, *, batch: bool = False) -> None:
+        self.in_row += 1
+        if batch:
+            self.stats.failedBatches += 1
+        else:
+            self.stats.errors += 1
+        self.stats.lastError = f"{what}: {type(exc).__name__}: {exc}"
+        log.warning("live index: %s failed: %s", what, exc)
+
+    def succeeded(self) -> None:
+        self.in_row = 0
+
+    def backoff(self) -> float:
+        """Seconds before the next takeover: doubles with each failure in a row, capped so a
+        freed disk is used again soon."""
+        return min(self.retry_seconds * 2.0 ** min(self.in_row, 10), MAX_RETRY_SECONDS)
