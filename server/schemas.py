@@ -254,7 +254,7 @@ _SESSION_ID: Schema = {
     "type": "string",
     "minLength": 4,
     "maxLength": 128,
-    "pattern": "^[A-Za-z0-9._-]+$",
+    "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]*$",
 }
 _TAGS: Schema = {
     "type": "array",

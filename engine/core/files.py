@@ -21,18 +21,22 @@ from pathlib import Path
 
 from engine.core.errors import InvalidInput
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9._-]{4,128}")
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{3,127}")
 
 
 def validate_session_id(session_id: object, field: str = "sessionId") -> str:
-    """Session ids are 4..128 letters, digits, `.`, `_` or `-`, and never only dots.
+    """Session ids are 4..128 letters, digits, `.`, `_` or `-`, not starting with `.`.
 
+    The one rule for what a session is: the tools accept exactly the ids that discovery
+    (`KnowledgeStore.session_ids`) finds as folders, so a session recorded under an id cannot
+    be skipped by the next index build. A hidden folder (`.git`, `.cache`) is never a session.
     Anything that could leave the knowledge root (`..`, `/`, absolute paths, NUL) is rejected.
     """
     if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
-        raise InvalidInput(field, "must be 4-128 characters of letters, digits, '.', '_' or '-'")
-    if set(session_id) == {"."}:
-        raise InvalidInput(field, "must not consist of dots only")
+        raise InvalidInput(
+            field,
+            "must be 4-128 characters of letters, digits, '.', '_' or '-', not starting with '.'",
+        )
     return session_id
 
 

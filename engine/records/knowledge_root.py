@@ -295,16 +295,16 @@ class KnowledgeStore:
 
     # -- reading ---------------------------------------------------------------------------
     def session_ids(self) -> list[str]:
-        """Session folders (any valid session id, not only `mm-…`), sorted. A link to a folder
-        is listed too, so that reading it is refused and reported rather than silent."""
+        """Session folders, sorted: every folder whose name is a valid session id
+        (`validate_session_id`, the rule the tools check ids with; hidden folders are none).
+        A link to a folder is listed too, so that reading it is refused and reported rather
+        than silent."""
         try:
             entries = list(os.scandir(self.root))
         except FileNotFoundError:
             return []
         ids = []
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
             with contextlib.suppress(InvalidInput, OSError):  # not a session folder
                 if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
                     ids.append(validate_session_id(entry.name))
