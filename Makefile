@@ -2,18 +2,45 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
-
-.PHONY: install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp clean
-
-install: $(STAMP)
-
 # The editable install records which folders are packages, so adding an __init__.py reinstalls.
-$(STAMP): pyproject.toml $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
+PACKAGING := pyproject.toml setup.py $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
+NEEDS_PYTHON := import sys; sys.exit(sys.version_info < (3, 11))
+
+.PHONY: FORCE venv install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp clean
+
+## venv: a virtualenv of a Python >= 3.11; one an earlier attempt left with another Python (or
+## whose Python no longer runs) is made again, so a failed first try never needs `make clean`
+venv: $(VENV)/pyvenv.cfg
+	@:
+
+ifneq ($(shell $(BIN)/python -c '$(NEEDS_PYTHON)' 2>/dev/null && echo ok),ok)
+$(VENV)/pyvenv.cfg: FORCE
+endif
+
+$(VENV)/pyvenv.cfg:
+	@$(PYTHON) -c '$(NEEDS_PYTHON)' 2>/dev/null || { \
+		echo "knowhow needs Python >= 3.11, and $(PYTHON) is $$($(PYTHON) --version 2>&1 || echo 'not found')." \
+			"Choose another: make PYTHON=python3.12 (any Python >= 3.11)." >&2; \
+		exit 1; }
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+FORCE:
+
+## install: knowhow with the developer tools (pytest, ruff, mypy, hypothesis), what `make test` needs
+install: $(STAMP)
+
+$(STAMP): $(VENV)/pyvenv.cfg $(PACKAGING)
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
+
+# what `make run` and the benchmarks need: knowhow alone
+$(RUN_STAMP): $(VENV)/pyvenv.cfg $(PACKAGING)
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
 
 ## test-dapp: MetaMask's @metamask/test-dapp (pinned) into vendor/ for the browser tests and bench
 TEST_DAPP_VERSION := 9.9.0
@@ -36,7 +63,7 @@ $(INSPECTOR): tests/server/inspector/package-lock.json
 	touch $@
 
 ## run: index the knowledge root (or the bundled sample) and show example searches
-run: install
+run: $(RUN_STAMP)
 	$(BIN)/knowhow demo --serve
 
 lint: install
@@ -58,7 +85,7 @@ test: lint typecheck unit
 ## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/benchmarks.md
 bench: bench-quality bench-speed bench-reuse
 
-bench-quality: install
+bench-quality: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl \
 		--queries scripts/eval/queries_paraphrase_dev.jsonl \
 		--queries scripts/eval/queries_paraphrase_holdout.jsonl \
@@ -67,13 +94,13 @@ bench-quality: install
 		--queries scripts/eval/queries_nothing.jsonl \
 		--queries scripts/eval/queries_bad_input.jsonl
 
-bench-speed: install
+bench-speed: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_speed.py
 
 ## bench-reuse: the explorer agent as A (no knowledge), B (A's knowledge) and C (renamed app)
 ## on the test dapp and the demo wallet: completion, calls saved, suggestion precision
 REUSE := bench-data/reuse
-bench-reuse: install test-dapp
+bench-reuse: $(RUN_STAMP) test-dapp
 	rm -rf $(REUSE)
 	@if [ -f $(TEST_DAPP) ]; then \
 		$(BIN)/python scripts/bench_reuse.py --serve test-dapp --write \
