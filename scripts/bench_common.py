@@ -1,10 +1,10 @@
 """Shared helpers for the benchmark scripts (bench_quality.py, bench_speed.py).
 
 Why a separate module: both benchmarks need the same plumbing — locating the read-only eval folder,
-generating a corpus once, running the knowhow CLI and the baselines as subprocesses, measuring peak
-RSS, reading TREC files, and replacing a marked section of docs/benchmarks.md. Standard library
-only, so the numbers never depend on what happens to be installed. T20 forbids print(): all output
-goes through out() / err().
+generating a corpus once (with the project's generator), running the knowhow CLI and the baselines
+as subprocesses, measuring peak RSS, reading TREC files, and replacing a marked section of
+docs/benchmarks.md. Standard library only, so the numbers never depend on what happens to be
+installed. T20 forbids print(): all output goes through out() / err().
 """
 
 import json
@@ -47,6 +47,33 @@ def eval_dir() -> Path:
     """The shared, read-only eval folder: ../shared/eval next to the repo, or $KNOWHOW_EVAL_DIR."""
     env = os.environ.get("KNOWHOW_EVAL_DIR")
     return Path(env) if env else REPO.parent / "shared" / "eval"
+
+
+CORPUS_GENERATOR = REPO / "scripts" / "corpus" / "gen_corpus.py"
+"""Every benchmark's corpus comes from the project's own generator, so the speed and memory
+benchmarks run from the repository alone; it is the evaluation kit's, kept as written, so a
+seed gives the corpus the kit gives (scripts/corpus/README.md)."""
+EVAL_KIT = ("queries_public.jsonl", "queries_paraphrase_public.jsonl", "make_qrels.py", "score.py")
+"""What the quality benchmark reads from the kit: its queries, graded relevance, scorer (and
+`baselines/`)."""
+DEV_QUERIES = REPO / "scripts" / "eval" / "queries_dev.jsonl"
+
+
+def eval_kit_missing() -> str | None:
+    """Why the evaluation kit cannot be used, or None when it can."""
+    kit = eval_dir()
+    absent = [name for name in (*EVAL_KIT, "baselines") if not (kit / name).exists()]
+    if not absent:
+        return None
+    return (
+        f"the evaluation kit is not at {kit} (KNOWHOW_EVAL_DIR, default ../shared/eval): "
+        f"no {', '.join(absent)}"
+    )
+
+
+def public_queries() -> Path:
+    """The kit's public queries; without the kit, the project's own dev set."""
+    return DEV_QUERIES if eval_kit_missing() else eval_dir() / "queries_public.jsonl"
 
 
 @dataclass
@@ -153,7 +180,7 @@ def ensure_corpus(work: Path, steps: int, seed: int, workers: int | None = None)
     if marker.exists() and root.is_dir() and (cdir / "truth.jsonl").exists():
         err(f"corpus {cdir} exists, reusing")
         return root
-    cmd = [sys.executable, str(eval_dir() / "gen_corpus.py"), "--out", str(cdir)]
+    cmd = [sys.executable, str(CORPUS_GENERATOR), "--out", str(cdir)]
     cmd += ["--steps", str(steps), "--seed", str(seed), "--force"]
     if workers:
         cmd += ["--workers", str(workers)]

@@ -28,7 +28,6 @@ from typing import Any
 
 from bench_common import (
     ensure_corpus,
-    eval_dir,
     knowhow_cmd,
     load_queries,
     machine,
@@ -36,6 +35,7 @@ from bench_common import (
     md_table,
     out,
     private_copy,
+    public_queries,
     run,
     write_section,
 )
@@ -112,7 +112,7 @@ def search_cost(root: Path, index: Path, engine: KnowledgeEngine) -> list[list[s
     groups.groups(DEFAULT_THRESHOLD).leaders()
     cached = Related(groups, reader.commit)
     leg = engine.semantic()
-    queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
+    queries = [str(q["query"]) for q in load_queries(public_queries())]
     rows = []
     for mode in ("keyword", "hybrid"):
         if mode == "hybrid" and not isinstance(leg, SemanticLeg):

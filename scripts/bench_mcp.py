@@ -27,11 +27,11 @@ from bench_common import (
     REPO,
     ensure_corpus,
     err,
-    eval_dir,
     knowhow_cmd,
     machine,
     machine_md,
     private_copy,
+    public_queries,
     write_json,
     write_section,
 )
@@ -122,7 +122,7 @@ def read_calls(
 
 async def measure(run: Run, probe: Run, calls: int, fresh_n: int, out: dict[str, Any]) -> None:
     """Read tools round-robin (noise hits all alike), then recording, then freshness."""
-    lines = (eval_dir() / "queries_public.jsonl").read_text().splitlines()
+    lines = public_queries().read_text().splitlines()
     queries = [json.loads(line) for line in lines if line.strip()]
     async with server(run) as client:
         started = time.perf_counter()

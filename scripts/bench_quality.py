@@ -33,9 +33,11 @@ import sys
 from pathlib import Path
 
 from bench_common import (
+    EVAL_KIT,
     ensure_corpus,
     err,
     eval_dir,
+    eval_kit_missing,
     fmt,
     knowhow_cmd,
     last_json,
@@ -319,6 +321,14 @@ def main() -> int:
         "--min-similarity", type=float, help="knowhow's minSimilarity (default: the engine's)"
     )
     args = ap.parse_args()
+    missing = eval_kit_missing()
+    if missing:
+        out(
+            f"bench-quality skipped: {missing}. It scores knowhow and the baselines against the "
+            f"kit's queries and graded relevance; set KNOWHOW_EVAL_DIR to a folder holding "
+            f"{', '.join(EVAL_KIT)} and baselines/."
+        )
+        return 0
     ev, work, mach = eval_dir(), args.work.resolve(), machine()
     corpus = ensure_corpus(work, args.steps, args.seed).parents[1]
     truth = corpus / "truth.jsonl"

@@ -228,11 +228,9 @@ def main() -> int:
     ap.add_argument("--phases", action="store_true", help="then time this tree's steps")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    from bench_common import eval_dir, load_queries, out
+    from bench_common import load_queries, out, public_queries
 
-    queries = [
-        str(q["query"]) for q in load_queries(args.queries or eval_dir() / "queries_public.jsonl")
-    ]
+    queries = [str(q["query"]) for q in load_queries(args.queries or public_queries())]
     with tempfile.TemporaryDirectory() as tmp:
         base_engine(args.base, Path(tmp))
         versions: dict[str, tuple[Any, Any, str]] = {}

@@ -11,13 +11,13 @@ little, ratios measured side by side mean more. Targets: keyword mode search p50
 p99 <= 30 ms at 100k steps, p50 <= 25 ms at 1M, a searching process <= 300 MB RSS at 1M (issue 2);
 hybrid (the default mode) p50 <= 10 ms and p95 <= 25 ms at 100k, p50 <= 40 ms at 1M, <= 400 MB RSS
 at 1M (issue 7); build >= 5,000 steps/s.
-For each size it generates the corpus (gen_corpus.py, seed 7), times `knowhow reindex --json` from
-scratch, runs `knowhow batch-search --mode M` --repeats times per mode under /usr/bin/time -v (peak
-RSS) and takes the median of each percentile, and runs seed_spec03 / fts5_bm25 (their own load +
-per-query latency) up to --baselines-max-size: the SPEC-03 scan is far too slow at 1M. The query
-embedding (hybrid's share that does not depend on the index size) is timed apart, in process.
-The 1-minute load average is recorded before each knowhow search run: the machine is shared.
-Results go to stdout, WORK/speed.json and the bench-speed section of docs/benchmarks.md.
+For each size it generates the corpus (scripts/corpus/gen_corpus.py, seed 7), times `knowhow reindex
+--json` from scratch, runs `knowhow batch-search --mode M` --repeats times per mode under
+/usr/bin/time -v (peak RSS) and takes the median of each percentile, and runs seed_spec03 /
+fts5_bm25 (their own load + per-query latency) up to --baselines-max-size: the SPEC-03 scan is far
+too slow at 1M. The query embedding (hybrid's share that does not depend on the index size) is timed
+apart, in process. The 1-minute load average is recorded before each knowhow search run: the machine
+is shared. Results go to stdout, WORK/speed.json and the bench-speed section of docs/benchmarks.md.
 """
 
 import argparse
@@ -35,6 +35,7 @@ from bench_common import (
     ensure_corpus,
     err,
     eval_dir,
+    eval_kit_missing,
     fmt,
     knowhow_cmd,
     last_json,
@@ -44,6 +45,7 @@ from bench_common import (
     md_table,
     median,
     out,
+    public_queries,
     run,
     write_json,
     write_section,
@@ -62,8 +64,9 @@ _LOAD = re.compile(r"(?:load \(all files, memory mode\)|index build \(read\S+\))
 
 
 def make_queries(work: Path, n: int) -> Path:
-    """The public queries cycled to n, each with a unique qid (run files are keyed by qid)."""
-    public = load_queries(eval_dir() / "queries_public.jsonl")
+    """The public queries (without the eval kit: our dev set) cycled to n, each with a unique qid
+    (run files are keyed by qid)."""
+    public = load_queries(public_queries())
     path = work / f"queries-speed-{n}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -82,8 +85,8 @@ def make_different_queries(work: Path) -> Path:
     follows an identical one, so nothing a search keeps for the next ones (the stored documents
     it read: `engine.query.doc_store_cache`) serves an ask of the same query. What agents send: the
     same query again within 5 minutes is answered by the search cache instead."""
-    files = [eval_dir() / "queries_public.jsonl", eval_dir() / "queries_paraphrase_public.jsonl"]
-    files += sorted(DEV_SETS.glob("queries_*.jsonl"))
+    kit = [] if eval_kit_missing() else [eval_dir() / "queries_paraphrase_public.jsonl"]
+    files = [public_queries(), *kit, *sorted(DEV_SETS.glob("queries_*.jsonl"))]
     seen: dict[str, dict[str, object]] = {}
     for file in files:
         for q in load_queries(file):
@@ -206,6 +209,9 @@ def parse_baseline(p: Proc) -> dict:
 
 
 def bench_baselines(root: Path, work: Path, size: int, queries: Path) -> dict:
+    if missing := eval_kit_missing():
+        err(f"[{size}] baselines skipped: {missing}")
+        return {}
     res = {}
     for b in ("seed_spec03", "fts5_bm25"):
         err(f"[{size}] baseline {b}")
@@ -313,7 +319,9 @@ def targets(results: dict[int, dict]) -> list[list[str]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000,1000000")
-    ap.add_argument("--queries", type=int, default=200, help="public queries cycled to N")
+    ap.add_argument(
+        "--queries", type=int, default=200, help="public queries (or our dev set) cycled to N"
+    )
     ap.add_argument(
         "--modes", default=",".join(MODES), help="search modes measured (keyword,hybrid,semantic)"
     )
@@ -368,9 +376,10 @@ def main() -> int:
         body = (
             "## Speed — build, search latency, memory, index size\n\n"
             + machine_md(mach)
-            + f"- queries: the {len(load_queries(eval_dir() / 'queries_public.jsonl'))} public "
-            + f"queries cycled to {args.queries}, knowhow k={args.k} (the default `limit` of "
-            + f"mm_knowledge_search), baselines k=100; corpora `gen_corpus.py --seed {SEED}`; "
+            + f"- queries: the {len(load_queries(public_queries()))} queries of "
+            + f"`{public_queries().name}` cycled to {args.queries}, knowhow k={args.k} (the "
+            + "default `limit` of mm_knowledge_search), baselines k=100; corpora "
+            + f"`scripts/corpus/gen_corpus.py --seed {SEED}`; "
             + f"the rows `… first asked`: the {different_count} different queries of the public "
             + f"and dev sets, each asked once per run, {args.repeats} runs (a search keeps the "
             + "stored documents it read for the next ones, `engine/stored_docs.py`: repeating a "

@@ -47,7 +47,16 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from bench_common import err, eval_dir, load_queries, machine, machine_md, out, write_section
+from bench_common import (
+    CORPUS_GENERATOR,
+    err,
+    load_queries,
+    machine,
+    machine_md,
+    out,
+    public_queries,
+    write_section,
+)
 
 from engine import KnowledgeEngine
 from engine.core import SearchInput, StepInput, TimelineInput
@@ -75,7 +84,7 @@ def corpus(work: Path, steps: int, seed: int) -> Path:
         subprocess.run(
             [
                 sys.executable,
-                str(eval_dir() / "gen_corpus.py"),
+                str(CORPUS_GENERATOR),
                 "--out",
                 str(folder),
                 "--steps",
@@ -103,7 +112,7 @@ def mirrored(corpus_dir: Path, work: Path) -> Path:
 
 
 def legacy_ids() -> set[str]:
-    vocab = json.loads((eval_dir() / "vocab.json").read_text())
+    vocab = json.loads((CORPUS_GENERATOR.parent / "vocab.json").read_text())
     ids = {old for old, _day in vocab["renames"].values()}
     ids |= {a["legacy_testId"] for a in vocab["actions"].values() if a.get("legacy_testId")}
     return ids
@@ -275,7 +284,7 @@ def latency_rows(store: KnowledgeStore, index_dir: Path, seed: int) -> Rows:
     time: the engine's cache of recent answers is off)."""
     engine = KnowledgeEngine(store.root, index_dir, cache_searches=False)
     reads = read_latencies(engine, sample_steps(store, STEP_SAMPLES, seed))
-    queries = [str(q["query"]) for q in load_queries(eval_dir() / "queries_public.jsonl")]
+    queries = [str(q["query"]) for q in load_queries(public_queries())]
     searches = search_latencies(engine, queries)
     return [
         *((f"{name}, p50 / p95", p50_p95(ms)) for name, ms in reads.items()),
