@@ -1,7 +1,9 @@
 """knowhow's MCP server: knowledge tools, recording tools and the live index behind them.
 
 The names below are loaded on first use (PEP 562): `knowhow search` and `batch-search` import
-this package for the CLI and must not pay for the MCP SDK (~45 MB of RSS, ~1 s of imports).
+this package for the CLI and must not pay for the MCP SDK's imports, in memory or in start-up
+time (tests/server/test_cli_loading.py keeps it so; `scripts/bench_speed.py` measures the
+searching process's memory).
 """
 
 from importlib import import_module

@@ -2,11 +2,11 @@
 
 Why: a search holds ~1,000-2,000 young container objects at its peak (hits, rows, lists of
 addresses), so with CPython's default gen-0 threshold (700) nearly every search triggered a
-collection, ~0.3-0.4 ms each at 100k steps, and every ~200 searches a full collection walked
-the loaded model and index objects (~43 ms once). Searches make no reference cycles worth
-collecting early: raised to `GEN0_THRESHOLD`, 200 searches ran no collection at all
-(docs/BENCHMARKS.md, session 9, speed). Freezing what is alive once loaded (imports, model,
-vocabularies) takes it out of every later full collection.
+young collection, and every few hundred searches a full collection walked the loaded model and
+index objects. Searches make no reference cycles worth collecting early: with the threshold
+raised to `GEN0_THRESHOLD`, a run of 200 searches collected nothing. Freezing what is alive
+once loaded (imports, model, vocabularies) takes it out of every later full collection. The
+latencies this keeps down are measured by `scripts/bench_speed.py`.
 
 It is process-wide, so only the entry points that serve searches call it (`knowhow
 batch-search`, `knowhow serve`), never the engine itself.

@@ -27,7 +27,7 @@ Tag = Annotated[str, Field(min_length=1, max_length=64)]
 
 class WithinLimits(BaseModel):
     """Arguments that are recorded: within `engine.records.limits`, checked as sent, before anything
-    else (an integer beyond 64 bits cannot be written, a 10 MB text would slow every search)."""
+    else (an integer beyond 64 bits cannot be written, a huge text would slow every search)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -245,7 +245,7 @@ def test_batch_search_skips_an_empty_query_by_name_and_answers_the_rest(cli, tmp
 
 
 def test_a_step_name_that_is_not_utf8_is_skipped_and_reported(cli):
-    """Attack (issue 11 item 5): one such name crashed index/reindex and left orphan generations."""
+    """Attack: one such name crashed index/reindex and left orphan generations."""
     steps = cli.kb.root / SEND / "steps"
     (steps / os.fsdecode(b"0009-\xff\xfe.json")).write_bytes(b"{}")
     for command in ("index", "reindex"):

@@ -1,6 +1,6 @@
-"""What a new user met (issue 9 items 5, 7, 8): no silent surprises, readable output, help and
-README that agree. Through typer's CliRunner (output is not a terminal, as when piped) and an
-in-process MCP client, on a real root and index."""
+"""What a new user met: no silent surprises, readable output, help and README that agree.
+Through typer's CliRunner (output is not a terminal, as when piped) and an in-process MCP
+client, on a real root and index."""
 
 import json
 import socket

@@ -1,8 +1,8 @@
 """`knowhow demo`, the first thing `make run` does on a fresh clone: an empty root gets the bundled
 sample sessions, they are indexed, and the example searches find them.
 
-Session 3 moved the CLI from engine/ to server/ and left the sample behind, so `make run` failed
-on every fresh clone while the suite passed: this test runs the command as `make run` does.
+When the CLI once moved and left the sample behind, `make run` failed on every fresh clone while
+the suite passed: this test runs the command as `make run` does.
 """
 
 import re

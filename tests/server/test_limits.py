@@ -1,6 +1,6 @@
-"""Attacks of issue 11 items 7 and 8 on the recording tools: oversized or unwritable records.
+"""Attacks on the recording tools: oversized or unwritable records.
 
-Over a limit (engine/limits.py) or beyond 64 bits is `MM_INVALID_INPUT` naming the field; a
+Over a limit (engine/records/limits.py) or beyond 64 bits is `MM_INVALID_INPUT` naming the field; a
 refused write is `MM_WRITE_FAILED`; in every case nothing is written, not even a session folder.
 A full disk is faked in this process (fsync raising ENOSPC: a real full disk is not portable);
 a refused write in a real server process uses a file where the steps folder should be, since
@@ -136,7 +136,7 @@ async def test_a_refused_write_in_a_real_server_is_an_envelope(
 
 @pytest.mark.parametrize("command", ["index", "reindex"])
 async def test_files_skipped_by_the_cli_reach_status(root: Path, index: Path, command: str) -> None:
-    """Attack (issue 11 item 8): a CLI-built index recorded no skipped files, and a FIFO step
+    """Attack: a CLI-built index recorded no skipped files, and a FIFO step
     was skipped without a word. Both now reach `mm_knowledge_status` of a later server."""
     async with Client(create_server(ServerSettings(root=root, index=index))) as client:
         started = await ok(client, "mm_knowledge_start_session", {})

@@ -189,7 +189,7 @@ async def test_corrupt_and_half_written_files_are_reported_while_serving(
 
 
 async def test_loose_types_are_refused(client: Client, root: Path) -> None:
-    """Attack (issue 11 item 8): a negative textLength and a string "true" for a boolean."""
+    """Attack: a negative textLength and a string "true" for a boolean."""
     await start(client, "send")
     before = sorted(root.rglob("*.json"))
     negative = {"tool": {"name": "mm_type", "textLength": -1}, "outcome": {"ok": True}}

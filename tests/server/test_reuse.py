@@ -1,4 +1,4 @@
-"""Acceptance (issue 10): knowledge saves calls on an app nobody here wrote.
+"""Acceptance: knowledge saves calls on an app nobody here wrote.
 
 On MetaMask's own test dapp (real headless Chromium, real stdio `knowhow serve`), agent A — the
 deterministic explorer, reading no knowledge — signs a personal message: it has to find out

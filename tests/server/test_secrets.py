@@ -1,5 +1,5 @@
-"""Secrets typed through MCP never reach a file (issue 11 item 2): a real `knowhow serve`
-process, a real MCP client, the live index; then every byte under the root and the index."""
+"""Secrets typed through MCP never reach a file: a real `knowhow serve` process, a real MCP
+client, the live index; then every byte under the root and the index."""
 
 from pathlib import Path
 from typing import Any

@@ -1,4 +1,4 @@
-"""Attacks on the knowledge root through links and special files (issue 11 items 1 and 6).
+"""Attacks on the knowledge root through links and special files.
 
 Real files, a real `knowhow index` process, a real `knowhow serve` over stdio with the SDK
 client. Links never lead out of the root, for reading or for writing; a FIFO or `/dev/zero`

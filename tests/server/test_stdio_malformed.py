@@ -1,4 +1,4 @@
-"""Attack (issue 11 item 8): malformed stdio lines get a JSON-RPC error and the server serves on.
+"""Attack: malformed stdio lines get a JSON-RPC error and the server serves on.
 
 A real `knowhow serve` process spoken to line by line over its pipes, as a client library
 cannot send these lines: each is answered (-32700 with id null when the line is not JSON,

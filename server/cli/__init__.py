@@ -1,0 +1,41 @@
+"""The `knowhow` command line, one module per group of commands.
+
+`options` declares the options several commands share, `answer` is the one skeleton of a command
+that answers once (settings from --root / --index, errors as exit status 2, the JSON envelope or
+a table), `render` draws tables and progress. The commands: `indexing` (index, reindex),
+`reading` (search, last, sessions, summarize, timeline), `curating` (supersede, duplicates,
+cluster), `batch` (batch-search), `demo` and `serving` (serve). They are registered here, in the
+order `knowhow --help` lists them. Loading the CLI loads neither the MCP SDK nor the browser:
+`serve` and `demo --serve` import them when they run.
+"""
+
+import typer
+
+from server.cli import batch, curating, demo, indexing, reading, serving
+
+HELP = """`knowhow` command line: index, search, last, sessions, summarize, timeline, supersede,
+duplicates, cluster, reindex, batch-search, demo.
+
+Human-readable by default, `--json` for machines. Errors print `{"ok": false, "error": …}`
+(with --json) or a one-line message, and exit with status 2.
+"""
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
+for command in (
+    indexing.index,
+    indexing.reindex,
+    reading.search,
+    reading.last,
+    reading.sessions,
+    reading.summarize,
+    reading.timeline,
+    curating.supersede,
+    curating.duplicates,
+    curating.cluster,
+):
+    app.command()(command)
+app.command("batch-search")(batch.batch_search)
+app.command()(demo.demo)
+app.command()(serving.serve)
+
+__all__ = ["app"]

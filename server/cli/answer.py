@@ -1,0 +1,137 @@
+"""The one skeleton of a command that answers once (index, search, supersede …).
+
+A command's body takes its own options and a `Call` (the settings that --root and --index
+chose, --json, the filters given) and returns its answer: the result and how to show it. The
+`answers` decorator adds the shared options, runs the body and prints the answer as a table or
+as the JSON envelope; a failure is the error envelope (--json) or a one-line message, with exit
+status 2. Commands that do not answer once (batch-search, demo, serve) use the pieces directly.
+"""
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import orjson
+import typer
+
+from engine import KnowhowError, KnowledgeEngine, Result, Settings
+from server.cli.options import Filters, IndexOpt, JsonOpt, RootOpt
+from server.cli.render import err
+from server.envelope import envelope
+
+T = TypeVar("T")
+Render = Callable[[], None]
+Answer = tuple[Result | dict[str, Any], Render]
+"""A body's answer: the envelope's `result` (with --json) and what prints it (without)."""
+
+SHARED = (("root", RootOpt, None), ("index_dir", IndexOpt, None), ("as_json", JsonOpt, False))
+"""The options every answering command takes, after its own: --root, --index, --json."""
+
+
+def settings_for(root: Path | None, index: Path | None) -> Settings:
+    """The settings (environment, defaults) with --root and --index, when given, on top."""
+    settings = Settings()
+    updates: dict[str, Any] = {}
+    if root is not None:
+        updates["root"] = root
+    if index is not None:
+        updates["index"] = index
+    return settings.model_copy(update=updates)
+
+
+def open_engine(settings: Settings, *, cache_searches: bool = True) -> KnowledgeEngine:
+    return KnowledgeEngine(
+        settings.root,
+        settings.index,
+        synonyms=settings.synonym_table(),
+        cache_searches=cache_searches,
+    )
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a command's body is given besides its own options."""
+
+    settings: Settings
+    as_json: bool
+    filters: dict[str, Any] | None
+    """The filter options given, in the tools' names (`flowTag` …); None when none was."""
+
+    def engine(self) -> KnowledgeEngine:
+        return open_engine(self.settings)
+
+    def current_session(self, engine: KnowledgeEngine, session: str | None) -> str | None:
+        """What scope "current" means here: --session, else KNOWHOW_SESSION, else the newest."""
+        return session or self.settings.session or engine.newest_session()
+
+
+def answers(
+    filters: Filters | None = None,
+) -> Callable[[Callable[..., Answer]], Callable[..., None]]:
+    """Make `body(its options…, call)` a command: its own options, then --root, --index, --json,
+    then `filters` (their values reach the body as `call.filters`), all declared once here."""
+    chosen = filters or {}
+
+    def decorate(body: Callable[..., Answer]) -> Callable[..., None]:
+        signature = inspect.signature(body)
+        own = [p for p in signature.parameters.values() if p.name != "call"]
+        shared = [_keyword(name, option, default) for name, option, default in SHARED]
+        shared += [_keyword(name, option, None) for name, (_, option) in chosen.items()]
+
+        @wraps(body)
+        def command(
+            *, root: Path | None, index_dir: Path | None, as_json: bool, **given: Any
+        ) -> None:
+            values = {key: given.pop(name) for name, (key, _) in chosen.items()}
+            present = {key: value for key, value in values.items() if value is not None}
+            call = Call(settings_for(root, index_dir), as_json, present or None)
+            result, render = run(as_json, lambda: body(**given, call=call))
+            emit(result, as_json, render)
+
+        command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=own + shared, return_annotation=None
+        )
+        return command
+
+    return decorate
+
+
+def _keyword(name: str, option: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option
+    )
+
+
+def run(as_json: bool, action: Callable[[], T]) -> T:
+    """Run a command's action; a failure is an error envelope (--json) or a one-line message,
+    and exit status 2 — never a traceback where a program reads JSON."""
+    try:
+        return action()
+    except KnowhowError as exc:
+        fail(exc, as_json)
+    except OSError as exc:  # a file or folder the command could not read or write
+        fail(KnowhowError(str(exc)), as_json)
+    except Exception as exc:
+        if not as_json:
+            raise
+        # Machine output stays parseable even on a bug; the kind is kept in the message.
+        fail(KnowhowError(f"{type(exc).__name__}: {exc}"), as_json)
+
+
+def fail(error: KnowhowError, as_json: bool) -> NoReturn:
+    if as_json:
+        sys.stdout.write(orjson.dumps(envelope(error)).decode() + "\n")
+    else:
+        err.print(f"[red]{error.code}[/red]: {error.message}")
+    raise typer.Exit(2) from None
+
+
+def emit(result: Result | dict[str, Any], as_json: bool, render: Render) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps(envelope(result)).decode() + "\n")
+    else:
+        render()

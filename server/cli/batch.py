@@ -1,0 +1,85 @@
+"""`knowhow batch-search`: answer a file of queries with one loaded index, as the benchmarks
+and the eval kit do (scripts/bench_quality.py, scripts/bench_speed.py): a TREC run of the
+answers, and the latency percentiles of the searches alone on stdout."""
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engine import KnowhowError, SearchInput, SearchPage, validate
+from server.cli.answer import open_engine, run, settings_for
+from server.cli.options import IndexOpt, MinSimOpt, ModeOpt, RootOpt, TypeOpt
+from server.cli.reading import semantic_options
+from server.cli.render import err
+from server.gc_policy import settle_for_searching
+
+
+def batch_search(
+    queries: Annotated[Path, typer.Option("--queries", help="JSONL with {qid, query} lines")],
+    run_file: Annotated[Path, typer.Option("--run", help="TREC run file to write")],
+    k: Annotated[int, typer.Option("--k", help="Results per query (1..100)")] = 100,
+    mode: ModeOpt = "hybrid",
+    min_similarity: MinSimOpt = None,
+    types: TypeOpt = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+) -> None:
+    """Answer every query of a file with one loaded index; write a TREC run, print latencies."""
+    settings = settings_for(root, index_dir)
+    # Every query is computed: the search cache serves agents asking again, while a file of
+    # queries (often repeated) is answered to measure them.
+    engine = run(False, lambda: open_engine(settings, cache_searches=False))
+    # The index is opened (and in hybrid/semantic mode the model loaded) before the clock
+    # starts: the latencies are those of searches, not of starting the process.
+    run(False, engine.refresh)
+    if mode != "keyword":
+        engine.semantic()
+    settle_for_searching()
+    latencies: list[float] = []
+    cpu: list[float] = []
+    """CPU time per search (all threads): what a search costs, whatever else runs meanwhile."""
+    options = semantic_options(mode, min_similarity, types)
+    tag = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"  # the run's name in score.py
+    with run_file.open("w", encoding="utf-8") as handle:
+        for line in queries.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            try:
+                request = validate(
+                    SearchInput, {"query": item.get("query", ""), "limit": k, **options}
+                )
+            except KnowhowError as exc:
+                err.print(f"[yellow]skipped query {item.get('qid')!r}[/yellow]: {exc.message}")
+                continue
+            started, cpu_started = time.perf_counter(), time.process_time()
+            page: SearchPage = run(False, lambda r=request: engine.search(r))  # type: ignore[misc]
+            latencies.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - cpu_started) * 1000)
+            rows = [(s.stepId, s.score) for s in page.steps()]
+            rows += [(s.sessionId, s.score) for s in page.sessions()]  # types: ["session"]
+            for rank, (doc_id, score) in enumerate(rows, 1):
+                handle.write(f"{item['qid']} Q0 {doc_id} {rank} {score} {tag}\n")
+    cpu_p50 = round(statistics.median(cpu), 3) if cpu else 0.0
+    sys.stdout.write(json.dumps(_percentiles(latencies) | {"cpu_p50_ms": cpu_p50}) + "\n")
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    """The median, p95 and p99 of latencies in milliseconds, rounded to the microsecond."""
+    if not values:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0}
+    ordered = sorted(values)
+
+    def pick(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3)
+
+    return {
+        "p50_ms": round(statistics.median(ordered), 3),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+    }

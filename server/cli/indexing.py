@@ -1,0 +1,72 @@
+"""Commands that build the index from the knowledge root: index (bring it up to date) and
+reindex (rebuild it into a new generation)."""
+
+from collections.abc import Callable
+from functools import partial
+
+from engine import (
+    KnowledgeStore,
+    NotFound,
+    Settings,
+    SyncReport,
+    WriteFailed,
+    WriterLease,
+    ensure_index,
+    rebuild,
+)
+from server.cli.answer import Answer, Call, answers
+from server.cli.render import out, progress, sync_report
+
+
+@answers()
+def index(*, call: Call) -> Answer:
+    """Bring the index up to date with the knowledge root (builds it the first time).
+
+    When a running `knowhow serve` holds the writer lease it keeps the index current itself:
+    then this says so and exits 0."""
+    settings = call.settings
+    store = knowledge_store(settings)
+    lease = WriterLease(settings.index)
+    if settings.index.is_dir() and not lease.try_acquire():
+        message = (
+            f"a running knowhow server is the index writer of {settings.index} and keeps it "
+            "current (recorded steps are searchable within about a second); nothing to do"
+        )
+        return {"indexedBy": "writer", "message": message}, partial(out.print, message)
+    try:
+        with progress("indexing", call.as_json) as advance:
+            report = _writing(settings, lambda: ensure_index(store, settings.index, advance))
+    finally:
+        lease.release()
+    return report.as_dict(), partial(sync_report, report)
+
+
+@answers()
+def reindex(*, call: Call) -> Answer:
+    """Rebuild the index from the files into a new generation and swap it in atomically."""
+    settings = call.settings
+    store = knowledge_store(settings)
+    with progress("rebuilding", call.as_json) as advance:
+        report = _writing(settings, lambda: rebuild(store, settings.index, advance))
+    return report.as_dict(), partial(sync_report, report)
+
+
+def knowledge_store(settings: Settings) -> KnowledgeStore:
+    """The knowledge root to index; a root that does not exist is an error naming it (indexing
+    it would silently find nothing)."""
+    if not settings.root.is_dir():
+        raise NotFound(
+            f"knowledge root {settings.root} does not exist; pass --root (or KNOWHOW_ROOT) "
+            "with the folder that holds the session folders"
+        )
+    return KnowledgeStore(settings.root)
+
+
+def _writing(settings: Settings, build: Callable[[], SyncReport]) -> SyncReport:
+    """Run an index build; a refused write (disk full, no permission, a file where a folder
+    should be) is `MM_WRITE_FAILED` naming the index, as a recording tool's is. The store
+    reports unreadable knowledge files as skips, so an OSError that escapes is the index's."""
+    try:
+        return build()
+    except OSError as exc:
+        raise WriteFailed.for_index(exc, settings.index) from exc

@@ -1,0 +1,64 @@
+"""The options several commands share, declared once: where the knowledge is, `--json`, scopes,
+the semantic search options and the filters."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+RootOpt = Annotated[Path | None, typer.Option("--root", help="Knowledge root [env KNOWHOW_ROOT]")]
+IndexOpt = Annotated[Path | None, typer.Option("--index", help="Index dir [env KNOWHOW_INDEX]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
+ScopeOpt = Annotated[str, typer.Option("--scope", help="'all', 'current' or a session id")]
+OneScopeOpt = Annotated[str, typer.Option("--scope", help="'current' or a session id")]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", help="Session that scope 'current' means (default: newest)"),
+]
+ModeOpt = Annotated[
+    str, typer.Option("--mode", help="hybrid (words and meaning), keyword or semantic")
+]
+MinSimOpt = Annotated[
+    float | None,
+    typer.Option("--min-similarity", help="Lowest cosine (0..1) a semantic-only hit needs"),
+]
+TypeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--type", help="step and/or screen (repeat; default both), or session (workflows) alone"
+    ),
+]
+SupersededOpt = Annotated[
+    bool, typer.Option("--include-superseded", help="Also count superseded steps")
+]
+
+FlowOpt = Annotated[str | None, typer.Option("--flow-tag", help="Only sessions with this flowTag")]
+TagOpt = Annotated[str | None, typer.Option("--tag", help="Only sessions with this tag")]
+ScreenOpt = Annotated[str | None, typer.Option("--screen", help="Only steps on this screen")]
+SinceOpt = Annotated[int | None, typer.Option("--since-hours", help="Sessions of the last N hours")]
+BranchOpt = Annotated[str | None, typer.Option("--git-branch", help="Only this git branch")]
+OkOpt = Annotated[
+    bool | None, typer.Option("--ok/--failed", help="Only successful / only failed steps")
+]
+ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool (mm_click or click)")]
+AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
+BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
+
+Filters = dict[str, tuple[str, Any]]
+"""CLI option name -> (its name in a request's `filters`, the option)."""
+
+SESSION_FILTERS: Filters = {
+    "flow_tag": ("flowTag", FlowOpt),
+    "tag": ("tag", TagOpt),
+    "since_hours": ("sinceHours", SinceOpt),
+    "git_branch": ("gitBranch", BranchOpt),
+}
+STEP_FILTERS: Filters = SESSION_FILTERS | {
+    "screen": ("screen", ScreenOpt),
+    "ok": ("ok", OkOpt),
+    "tool": ("tool", ToolOpt),
+    "after": ("after", AfterOpt),
+    "before": ("before", BeforeOpt),
+}
+"""Search, last, duplicates and cluster take all the filters, sessions the session ones; a
+command names its set in `answers`, which adds the options and gathers what was given."""

@@ -1,0 +1,201 @@
+"""Commands that read the knowledge: search, last, sessions, summarize, timeline.
+
+Each validates its request as the MCP tool of the same name does and makes the same engine
+call, so a command and its tool answer alike.
+"""
+
+from functools import partial
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from engine import (
+    LastInput,
+    SearchInput,
+    SearchPage,
+    SessionList,
+    SessionRecipe,
+    SessionsInput,
+    StepList,
+    SummarizeInput,
+    TimelineInput,
+    validate,
+)
+from server.cli.answer import Answer, Call, answers
+from server.cli.options import (
+    SESSION_FILTERS,
+    STEP_FILTERS,
+    MinSimOpt,
+    ModeOpt,
+    OneScopeOpt,
+    ScopeOpt,
+    SessionOpt,
+    TypeOpt,
+)
+from server.cli.render import out, sessions_table, steps_table
+
+
+def scope_of(value: str) -> str | dict[str, str]:
+    """--scope as a request's scope: 'all', 'current', or a session id."""
+    return value if value in ("all", "current") else {"sessionId": value}
+
+
+def semantic_options(
+    mode: str, min_similarity: float | None, types: list[str] | None
+) -> dict[str, Any]:
+    """The semantic search options as SearchInput keys (None left out: the defaults apply)."""
+    options: dict[str, Any] = {"mode": mode}
+    if min_similarity is not None:
+        options["minSimilarity"] = min_similarity
+    if types:
+        options["types"] = types
+    return options
+
+
+@answers(STEP_FILTERS)
+def search(
+    query: Annotated[str, typer.Argument(help="What you are looking for, in any words")],
+    limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
+    offset: Annotated[int, typer.Option("--offset")] = 0,
+    scope: ScopeOpt = "all",
+    mode: ModeOpt = "hybrid",
+    min_similarity: MinSimOpt = None,
+    types: TypeOpt = None,
+    session: SessionOpt = None,
+    *,
+    call: Call,
+) -> Answer:
+    """Search steps of all sessions (or one scope), best first, with match evidence."""
+    request_data = {"query": query, "limit": limit, "offset": offset, "filters": call.filters}
+    request_data |= semantic_options(mode, min_similarity, types)
+    request = validate(SearchInput, request_data | {"scope": scope_of(scope)})
+    engine = call.engine()
+    page = engine.search(request, current_session=call.current_session(engine, session))
+    return page, partial(_show_page, page)
+
+
+def _show_page(page: SearchPage) -> None:
+    more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
+    title = f"search {page.query!r}"
+    if page.sessions():
+        sessions_table(title, page.sessions(), page.total, more)
+    else:
+        steps_table(title, page.steps(), page.total, more, page.hint)
+
+
+@answers(STEP_FILTERS)
+def last(
+    n: Annotated[int, typer.Option("-n")] = 20,
+    scope: ScopeOpt = "current",
+    session: SessionOpt = None,
+    *,
+    call: Call,
+) -> Answer:
+    """The last N steps of the current session (or of a scope), oldest first."""
+    request = validate(LastInput, {"n": n, "scope": scope_of(scope), "filters": call.filters})
+    engine = call.engine()
+    steps = engine.last(request, current_session=call.current_session(engine, session))
+    return steps, partial(_show_last, steps)
+
+
+def _show_last(steps: StepList) -> None:
+    steps_table("last steps", steps.steps, steps.total, hint=steps.hint)
+
+
+@answers(SESSION_FILTERS)
+def sessions(
+    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
+    *,
+    call: Call,
+) -> Answer:
+    """Recent sessions, newest first, with goal, flowTags, tags, git and step counts."""
+    request = validate(SessionsInput, {"limit": limit, "filters": call.filters})
+    found = call.engine().sessions(request)
+    return found, partial(_show_sessions, found)
+
+
+def _show_sessions(found: SessionList) -> None:
+    table = Table(title=f"sessions ({found.total} in all)")
+    for column in ("session", "created", "flowTags", "tags", "git"):
+        table.add_column(column, no_wrap=True)
+    for column in ("goal", "steps", "failed"):
+        table.add_column(column, overflow="fold")
+    for s in found.sessions:
+        cells = [s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags)]
+        cells += [_git(s.git), s.goal or "", str(s.stepCount), str(s.failedStepCount)]
+        table.add_row(*(escape(cell) for cell in cells))
+    out.print(table)
+
+
+def _git(git: dict[str, Any] | None) -> str:
+    """`branch@commit`, `*` when the tree was dirty; empty when the session recorded no git."""
+    if not git:
+        return ""
+    where = f"{git.get('branch') or '?'}@{str(git.get('commit') or '?')[:7]}"
+    return where + ("*" if git.get("dirty") else "")
+
+
+@answers()
+def summarize(
+    session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
+    scope: OneScopeOpt = "current",
+    session: SessionOpt = None,
+    *,
+    call: Call,
+) -> Answer:
+    """A session's recipe: screens visited, actions that worked, failures and their recovery."""
+    request_data: dict[str, Any] = {"scope": scope_of(scope)}
+    if session_id:
+        request_data["sessionId"] = session_id
+    request = validate(SummarizeInput, request_data)
+    engine = call.engine()
+    recipe = engine.summarize(request, current_session=call.current_session(engine, session))
+    return recipe, partial(_show_recipe, recipe)
+
+
+def _show_recipe(recipe: SessionRecipe) -> None:
+    s = recipe.session
+    out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {escape(s.goal or '-')}")
+    out.print(escape(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}"))
+    out.print(escape("screens: " + " → ".join(recipe.screens)))
+    for a in recipe.actions:
+        text = f" text={a.text!r}" if a.text else ""
+        out.print(escape(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}"))
+    for f in recipe.failures:
+        fix = (
+            f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
+        )
+        line = f" {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
+        out.print("  [red]✗[/red]" + escape(line))
+
+
+@answers()
+def timeline(
+    step_id: Annotated[str | None, typer.Argument(help="Anchor step id (or use --query)")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Anchor on its best hit")] = None,
+    before: Annotated[int, typer.Option("--before", "-B", help="Steps before (0-50)")] = 5,
+    after: Annotated[int, typer.Option("--after", "-A", help="Steps after (0-50)")] = 5,
+    scope: Annotated[str, typer.Option("--scope", help="'session' or 'all' (by time)")] = "session",
+    *,
+    call: Call,
+) -> Answer:
+    """The steps before and after a step: in its session, or across sessions by time."""
+    request_data: dict[str, Any] = {"before": before, "after": after, "scope": scope}
+    request_data |= {"anchor": step_id} if step_id else {}
+    request_data |= {"query": query} if query else {}
+    line = call.engine().timeline(validate(TimelineInput, request_data))
+
+    def show() -> None:
+        for step in [*line.before, line.anchor, *line.after]:
+            mark = "▶" if step.stepId == line.anchor.stepId else " "
+            flag = " [yellow](superseded)[/yellow]" if step.isSuperseded else ""
+            ok = "" if step.ok else " [red]✗[/red]"
+            out.print(f"{mark} {step.timestamp}  {step.stepId}  {escape(step.snippet)}{ok}{flag}")
+        for s in line.sessions.values():
+            out.print(
+                f"  {s.id}: {s.goal or '-'} ({', '.join(s.flowTags) or '-'}, {s.stepCount} steps)"
+            )
+
+    return line, show

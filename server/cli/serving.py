@@ -1,0 +1,90 @@
+"""`knowhow serve`: the knowledge and browser tools over MCP (stdio, or streamable HTTP).
+
+The server, the browser tools and the MCP SDK are imported when the command runs, so the
+other commands never load them.
+"""
+
+import socket
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from engine import KnowhowError
+from server.cli.options import IndexOpt, RootOpt
+from server.cli.render import err
+from server.gc_policy import settle_for_searching
+
+
+def serve(
+    transport: Annotated[
+        str | None, typer.Option("--transport", help="'stdio' (default) or 'http'")
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="Bearer token for HTTP (env KNOWHOW_TOKEN)")
+    ] = None,
+    tool_prefix: Annotated[
+        str | None, typer.Option("--tool-prefix", help="Prefix of tool names (default mm_)")
+    ] = None,
+    root: RootOpt = None,
+    index_dir: IndexOpt = None,
+    chromium: Annotated[
+        Path | None,
+        typer.Option("--chromium", help="Chromium of the browser tools (env KNOWHOW_CHROMIUM)"),
+    ] = None,
+    screen_rules: Annotated[
+        Path | None,
+        typer.Option(
+            "--screen-rules",
+            exists=True,
+            dir_okay=False,
+            help="Screen-detection rules (JSON) of the app under test; default MetaMask's",
+        ),
+    ] = None,
+    verbose: Annotated[
+        int, typer.Option("-v", "--verbose", count=True, help="-v info, -vv debug (stderr)")
+    ] = 0,
+) -> None:
+    """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
+    from pydantic import ValidationError
+
+    from server.app import serve as run_server
+    from server.browser import InvalidScreenRules, load_screen_rules
+    from server.http import UnsafeBinding
+    from server.settings import ServerSettings
+
+    given: dict[str, Any] = {"transport": transport, "host": host, "port": port, "token": token}
+    given |= {"tool_prefix": tool_prefix, "root": root, "index": index_dir}
+    given |= {"chromium": chromium, "screen_rules": screen_rules}
+    try:
+        settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
+        load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
+        if settings.transport == "http":
+            ports_free({"--port": settings.port}, settings.host)
+        settle_for_searching()
+        run_server(settings, verbose)
+    except (ValidationError, UnsafeBinding, InvalidScreenRules, KnowhowError) as exc:
+        err.print("[red]cannot serve[/red]:", escape(str(exc)))
+        raise typer.Exit(2) from None
+
+
+def ports_free(ports: dict[str, int], host: str = "127.0.0.1") -> None:
+    """Each port can be bound on `host`, else an error naming the option that sets it (said
+    before anything starts, not as a server's traceback after its banner)."""
+    host = host.strip("[]")
+    for option, port in ports.items():
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise KnowhowError(
+                    f"port {port} is not free ({exc.strerror}); is another knowhow demo or "
+                    f"server running? Stop it, or choose another port with {option}"
+                ) from None
