@@ -1,0 +1,397 @@
+"""One logical session, written as either generation of MetaMask's knowledge records.
+
+knowhow reads knowledge roots written by MetaMask's agent tooling, whose record format moved on.
+This writer is ours, written from the published type definitions field by field (not from
+their code), so the compatibility suite can write the *same* session both ways and ask the
+engine the same questions of each:
+
+- `write_old`: the records our specs describe (IMPROVEMENT-01, as `tests/conftest.py` writes
+  them): `steps/0001-mm_click.json`, tool names with the `mm_` prefix, full observations.
+- `write_new`: today's records (client-mcp-core 0.5): `steps/20260115-120000-123-click.json`
+  (local time, monotonic), tool names without a prefix, `context` on every step,
+  `environment`/`timing`, `launch` and `build` in `session.json`, `run_steps` batches (one
+  record for the whole batch: `tool.input.steps`, no `tool.target`, the observation after the
+  batch), and optionally diff-mode observations (`observation.a11y.diff`: `added` and `removed`
+  refs, the `unchanged` count, only changed or new nodes listed).
+
+Both generations redact typed text the same way (`[REDACTED]`, `textRedacted`, `textLength`
+when the target names a secret); today's recorder does not look inside a batch, so a password
+typed in a `run_steps` batch is written in clear, as it is in the wild.
+"""
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+EXTENSION_ID = "hebhblbkkdabgoldnojllkipeoacjioc"
+SECRET = re.compile(r"password|seed|srp|phrase|mnemonic|private.*key|secret|api[-_]?key", re.I)
+DISCOVERY = {"describe_screen", "list_testids", "accessibility_snapshot", "get_state"}
+NAVIGATION = {"navigate", "wait_for_notification"}
+INTERACTION = {"click", "type", "wait_for"}
+TARGETED = {"click", "type", "wait_for", "get_text"}
+"""Tools whose input selects an element (their validated input gets `timeoutMs`)."""
+OBSERVATION_RESETS = {"describe_screen", "launch", "cleanup"}
+"""After these the daemon forgets the last observation: the next one is not a diff."""
+
+Format = Literal["old", "new"]
+
+
+@dataclass(frozen=True)
+class Node:
+    """An accessibility node (`A11yNodeTrimmed`)."""
+
+    ref: str
+    role: str
+    name: str
+    test_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What an observation shows: the screen, its URL, testIds (id, text) and a11y nodes."""
+
+    name: str | None
+    url: str | None = None
+    test_ids: Sequence[tuple[str, str]] = ()
+    nodes: Sequence[Node] = ()
+    hidden: Sequence[str] = ()
+    """testIds listed as not visible."""
+
+
+@dataclass(frozen=True)
+class Act:
+    """One tool call, without a prefix: `click`, `type`, `navigate`, `switch_to_tab`, …"""
+
+    tool: str
+    test_id: str | None = None
+    selector: str | None = None
+    a11y_ref: str | None = None
+    text: str | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+    """Other input (`{"screen": "home"}` for a navigation, `{"action": "add"}`, …)."""
+
+    def raw_args(self) -> dict[str, Any]:
+        """The arguments as an agent sends them (a batch records these, unvalidated)."""
+        args: dict[str, Any] = {}
+        for key, value in (
+            ("testId", self.test_id),
+            ("selector", self.selector),
+            ("a11yRef", self.a11y_ref),
+            ("text", self.text),
+        ):
+            if value is not None:
+                args[key] = value
+        args.update(self.args)
+        return args
+
+    def validated_input(self) -> dict[str, Any]:
+        """The input a standalone call is recorded with: zod's defaults filled in."""
+        args = self.raw_args()
+        if self.tool in TARGETED:
+            args.setdefault("timeoutMs", 15000)
+        return args
+
+    def target(self) -> dict[str, str] | None:
+        """`extractTargetFromInput`: the selection fields present, or none."""
+        found = {
+            key: value
+            for key, value in (
+                ("a11yRef", self.a11y_ref),
+                ("testId", self.test_id),
+                ("selector", self.selector),
+            )
+            if value is not None
+        }
+        return found or None
+
+
+@dataclass(frozen=True)
+class Step:
+    """A standalone tool call and the observation taken after it (None: none was taken)."""
+
+    act: Act
+    seen: Screen | None
+    ok: bool = True
+    error: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A `run_steps` call: its inner actions, one outcome and the observation after them."""
+
+    acts: Sequence[Act]
+    seen: Screen | None
+    ok: bool = True
+    error: tuple[str, str] | None = None
+    stop_on_error: bool = False
+    include_observations: str = "all"
+
+
+@dataclass
+class Session:
+    """A logical session: metadata and its calls in order, one every `interval`."""
+
+    session_id: str
+    created: datetime
+    items: list[Step | Batch] = field(default_factory=list)
+    goal: str | None = None
+    flow_tags: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    context: str = "e2e"
+    state_mode: str = "default"
+    fixture_preset: str | None = None
+    interval: timedelta = timedelta(seconds=10)
+
+    def step(self, act: Act, seen: Screen | None, **outcome: Any) -> "Session":
+        self.items.append(Step(act, seen, **outcome))
+        return self
+
+    def batch(self, acts: Iterable[Act], seen: Screen | None, **fields: Any) -> "Session":
+        self.items.append(Batch(tuple(acts), seen, **fields))
+        return self
+
+    def times(self) -> list[datetime]:
+        return [self.created + self.interval * (i + 1) for i in range(len(self.items))]
+
+
+def iso(moment: datetime) -> str:
+    """`2026-01-15T12:00:00.000Z`, as `Date.toISOString()` writes it."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def file_stamp(moment: datetime) -> str:
+    """`generateFilesafeTimestamp`: local time, `YYYYMMDD-HHMMSS-mmm`."""
+    local = moment.astimezone()
+    return local.strftime("%Y%m%d-%H%M%S-") + f"{local.microsecond // 1000:03d}"
+
+
+def labels(tool: str, target: Mapping[str, str] | None, ok: bool) -> list[str]:
+    """`computeLabels` (the same in both generations, on the name without prefix)."""
+    found: list[str] = []
+    if tool in DISCOVERY:
+        found.append("discovery")
+    elif tool in NAVIGATION:
+        found.append("navigation")
+    elif tool in INTERACTION:
+        found.append("interaction")
+        if any(w in json.dumps(target or {}).lower() for w in ("confirm", "approve", "submit")):
+            found.append("confirmation")
+    if not ok:
+        found.append("error-recovery")
+    return found
+
+
+def sanitized(tool: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`sanitizeInput`: the input to record and the redaction fields of `tool` (top level only)."""
+    clean: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    for key, value in args.items():
+        if tool == "type" and key == "text":
+            named = f"{args.get('testId') or ''} {args.get('selector') or ''}"
+            if SECRET.search(named) or SECRET.search(key):
+                flags = {"textRedacted": True, "textLength": len(str(value))}
+                clean[key] = "[REDACTED]"
+            else:
+                clean[key] = value
+        elif SECRET.search(key):
+            clean[key] = "[REDACTED]"
+        else:
+            clean[key] = value
+    return clean, flags
+
+
+def state(seen: Screen | None) -> dict[str, Any]:
+    """`ExtensionState` of an observation (`{}` when none was taken)."""
+    if seen is None:
+        return {}
+    return {
+        "isLoaded": True,
+        "currentUrl": seen.url or f"chrome-extension://{EXTENSION_ID}/home.html",
+        "extensionId": EXTENSION_ID,
+        "isUnlocked": True,
+        "currentScreen": seen.name or "unknown",
+        "accountAddress": "0x5cfe73b6021e818b776b421b1c4db2474086a7e1",
+        "networkName": "Localhost 8545",
+        "chainId": 1337,
+        "balance": "25 ETH",
+    }
+
+
+def node_json(node: Node) -> dict[str, Any]:
+    data: dict[str, Any] = {"ref": node.ref, "role": node.role, "name": node.name, "path": []}
+    if node.test_id:
+        data["testId"] = node.test_id
+    return data
+
+
+def observation(seen: Screen | None) -> dict[str, Any]:
+    """A full observation (`createDefaultObservation`)."""
+    if seen is None:
+        return {"state": {}, "testIds": [], "a11y": {"nodes": []}}
+    items = []
+    for test_id, text in seen.test_ids:
+        item: dict[str, Any] = {"testId": test_id, "tag": "button"}
+        if text:
+            item["text"] = text
+        item["visible"] = test_id not in seen.hidden
+        items.append(item)
+    return {
+        "state": state(seen),
+        "testIds": items,
+        "a11y": {"nodes": [node_json(n) for n in seen.nodes]},
+    }
+
+
+def diffed(current: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
+    """`compactObservation` in diff mode: changed or new nodes only, with `a11y.diff`; the full
+    observation when the diff would list as many nodes."""
+    before = {n["ref"]: n for n in previous["a11y"]["nodes"]}
+    now = {n["ref"]: n for n in current["a11y"]["nodes"]}
+    listed = [n for ref, n in now.items() if before.get(ref) != n]
+    added = [ref for ref in now if ref not in before]
+    removed = [ref for ref in before if ref not in now]
+    if len(listed) >= len(now):
+        return current
+    unchanged = len(now) - len(listed)
+    return {
+        **current,
+        "a11y": {
+            "nodes": listed,
+            "diff": {"added": added, "removed": removed, "unchanged": unchanged},
+        },
+    }
+
+
+def error_json(ok: bool, error: tuple[str, str] | None) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"ok": ok}
+    if error:
+        outcome["error"] = {"code": error[0], "message": error[1]}
+    return outcome
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def write_old(root: Path, session: Session) -> list[str]:
+    """The session as IMPROVEMENT-01 records; returns the step ids. Batches did not exist."""
+    folder = root / session.session_id
+    _write(
+        folder / "session.json",
+        {
+            "schemaVersion": 1,
+            "sessionId": session.session_id,
+            "createdAt": iso(session.created),
+            **({"goal": session.goal} if session.goal else {}),
+            "flowTags": list(session.flow_tags),
+            "tags": list(session.tags),
+        },
+    )
+    ids = []
+    for number, (item, moment) in enumerate(zip(session.items, session.times(), strict=True), 1):
+        if isinstance(item, Batch):
+            raise ValueError("the old format has no batches")
+        act = item.act
+        name = f"mm_{act.tool}"
+        clean, flags = sanitized(act.tool, act.validated_input())
+        tool: dict[str, Any] = {"name": name, "input": clean}
+        if act.target():
+            tool["target"] = act.target()
+        tool.update(flags)
+        record = {
+            "schemaVersion": 1,
+            "timestamp": iso(moment),
+            "sessionId": session.session_id,
+            "tool": tool,
+            "timing": {"durationMs": 120},
+            "outcome": error_json(item.ok, item.error),
+            "observation": observation(item.seen),
+            "labels": labels(act.tool, act.target(), item.ok),
+        }
+        stem = f"{number:04d}-{name}"
+        _write(folder / "steps" / f"{stem}.json", record)
+        ids.append(f"{session.session_id}/{stem}")
+    return ids
+
+
+def write_new(root: Path, session: Session, *, diff: bool = False) -> list[str]:
+    """The session as client-mcp-core 0.5 records it; returns the step ids. With `diff`, each
+    observation after the first is written in diff mode where that lists fewer nodes."""
+    folder = root / session.session_id
+    _write(
+        folder / "session.json",
+        {
+            "schemaVersion": 1,
+            "sessionId": session.session_id,
+            "createdAt": iso(session.created),
+            **({"goal": session.goal} if session.goal else {}),
+            "flowTags": list(session.flow_tags),
+            "tags": list(session.tags),
+            "build": {"buildType": "build:test", "extensionPathResolved": "/repo/dist/chrome"},
+            "launch": {
+                "stateMode": session.state_mode,
+                "fixturePreset": session.fixture_preset,
+                "extensionPath": "/repo/dist/chrome",
+                "ports": {"anvil": 8545, "fixtureServer": 12345},
+            },
+        },
+    )
+    ids = []
+    last_stamp = ""
+    previous: dict[str, Any] | None = None
+    for item, moment in zip(session.items, session.times(), strict=True):
+        stamp = file_stamp(moment)
+        while stamp <= last_stamp:  # monotonic per process, as the recorder's names are
+            moment += timedelta(milliseconds=1)
+            stamp = file_stamp(moment)
+        last_stamp = stamp
+        if isinstance(item, Batch):
+            tool_name = "run_steps"
+            steps = [{"tool": a.tool, "args": a.raw_args()} for a in item.acts]
+            raw = {
+                "steps": steps,
+                "stopOnError": item.stop_on_error,
+                "includeObservations": item.include_observations,
+            }
+            target = None
+            ok, error = item.ok, item.error
+            seen = item.seen if item.include_observations != "none" else None
+        else:
+            tool_name = item.act.tool
+            raw = item.act.validated_input()
+            target = item.act.target()
+            ok, error, seen = item.ok, item.error, item.seen
+        clean, flags = sanitized(tool_name, raw)
+        tool: dict[str, Any] = {"name": tool_name, "input": clean}
+        if target:
+            tool["target"] = target
+        tool.update(flags)
+        full = observation(seen)
+        observed = diffed(full, previous) if diff and previous is not None and seen else full
+        record = {
+            "schemaVersion": 1,
+            "timestamp": iso(moment),
+            "sessionId": session.session_id,
+            "context": session.context,
+            "environment": {"platform": "linux", "nodeVersion": "v20.11.1"},
+            "tool": tool,
+            "timing": {"durationMs": 120},
+            "outcome": error_json(ok, error),
+            "observation": observed,
+            "labels": labels(tool_name, target, ok),
+        }
+        stem = f"{stamp}-{tool_name}"
+        _write(folder / "steps" / f"{stem}.json", record)
+        ids.append(f"{session.session_id}/{stem}")
+        previous = None if tool_name in OBSERVATION_RESETS else (full if seen else previous)
+    return ids
+
+
+def write(root: Path, session: Session, fmt: Format, *, diff: bool = False) -> list[str]:
+    """`write_old` or `write_new` (`diff` only applies to the new format)."""
+    return write_old(root, session) if fmt == "old" else write_new(root, session, diff=diff)
