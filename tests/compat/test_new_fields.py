@@ -8,7 +8,7 @@ import pytest
 from engine.inputs import LastInput, SessionsInput, SummarizeInput, validate
 from engine.prior import ScreenContext
 from tests.compat.mm_format import Act, Node, Screen, Session, write_new, write_old
-from tests.compat.scenarios import CONFIRM, HOME, SEND, send_flow
+from tests.compat.scenarios import CONFIRM, HOME, send_flow
 from tests.conftest import FIXED_NOW, Knowledge
 
 DAPP = Screen(

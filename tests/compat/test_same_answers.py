@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from engine.inputs import LastInput, SummarizeInput, TimelineInput, validate
 from engine.prior import ScreenContext
-from tests.compat.mm_format import Act, Screen, Session, Step, write_new, write_old
+from tests.compat.mm_format import Act, Session, Step, write_new, write_old
 from tests.compat.scenarios import CONFIRM, HOME, SEND, SWAP
 from tests.conftest import FIXED_NOW, Knowledge
 
