@@ -395,3 +395,74 @@ def write_new(root: Path, session: Session, *, diff: bool = False) -> list[str]:
 def write(root: Path, session: Session, fmt: Format, *, diff: bool = False) -> list[str]:
     """`write_old` or `write_new` (`diff` only applies to the new format)."""
     return write_old(root, session) if fmt == "old" else write_new(root, session, diff=diff)
+
+
+def convert_root(old_root: Path, new_root: Path, *, diff: bool = True) -> dict[str, int]:
+    """Rewrite a knowledge root of old records (`gen_corpus.py`'s) as today's: the same steps,
+    one file each, with bare tool names, timestamp file names, `context`, `environment`,
+    `launch`/`build` in `session.json` and (with `diff`) diff-mode observations. A file that is
+    not a readable step record is copied as it is, under its own name (the corpus has such
+    files on purpose). Returns counts of what was converted and copied."""
+    counts = {"sessions": 0, "steps": 0, "copied": 0}
+    for folder in sorted(p for p in old_root.iterdir() if p.is_dir()):
+        target = new_root / folder.name
+        (target / "steps").mkdir(parents=True, exist_ok=True)
+        counts["sessions"] += 1
+        meta = folder / "session.json"
+        if meta.is_file():
+            _convert_session(meta, target / "session.json")
+        last_stamp = ""
+        previous: dict[str, Any] | None = None
+        steps = folder / "steps"
+        for path in sorted(steps.iterdir()) if steps.is_dir() else []:
+            data = path.read_bytes()
+            try:
+                record = json.loads(data)
+                moment = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+                tool = record["tool"]["name"].removeprefix("mm_")
+                observed = record["observation"]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                (target / "steps" / path.name).write_bytes(data)
+                counts["copied"] += 1
+                continue
+            stamp = file_stamp(moment)
+            while stamp <= last_stamp:
+                moment += timedelta(milliseconds=1)
+                stamp = file_stamp(moment)
+            last_stamp = stamp
+            record["tool"]["name"] = tool
+            record = {
+                **{k: v for k, v in record.items() if k not in ("tool", "outcome")},
+                "context": "e2e",
+                "environment": {"platform": "linux", "nodeVersion": "v20.11.1"},
+                "tool": record["tool"],
+                "outcome": record["outcome"],
+            }
+            full = observed if isinstance(observed, dict) else None
+            if diff and previous is not None and _has_nodes(full):
+                record["observation"] = diffed(full, previous)  # type: ignore[arg-type]
+            (target / "steps" / f"{stamp}-{tool}.json").write_text(json.dumps(record, indent=2))
+            counts["steps"] += 1
+            if tool in OBSERVATION_RESETS:
+                previous = None
+            elif _has_nodes(full):
+                previous = full
+    return counts
+
+
+def _has_nodes(observation: dict[str, Any] | None) -> bool:
+    a11y = observation.get("a11y") if observation else None
+    return isinstance(a11y, dict) and isinstance(a11y.get("nodes"), list)
+
+
+def _convert_session(old: Path, new: Path) -> None:
+    """`session.json` with today's `build` and `launch` (a corrupt one is copied as it is)."""
+    data = old.read_bytes()
+    try:
+        meta = json.loads(data)
+        meta.setdefault("build", {"buildType": "build:test"})
+        meta.setdefault("launch", {"stateMode": "default", "fixturePreset": None})
+    except (ValueError, AttributeError):
+        new.write_bytes(data)
+        return
+    new.write_text(json.dumps(meta, indent=2))
