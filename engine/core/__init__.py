@@ -45,6 +45,7 @@ from engine.core.inputs import (
     validate,
 )
 from engine.core.results import (
+    BatchAction,
     Cluster,
     ClusterList,
     DuplicateGroup,
@@ -66,6 +67,7 @@ from engine.core.settings import Settings
 
 __all__ = [
     "OBSERVATIONS_CACHED",
+    "BatchAction",
     "ByIdentity",
     "Cluster",
     "ClusterInput",

@@ -66,9 +66,22 @@ class KnowledgeFilters(Strict):
     ok: Annotated[bool, Field(strict=True)] | None = Field(
         default=None, description="Only successful (true) or failed (false) steps"
     )
-    tool: Annotated[str, Field(min_length=1)] | None = None
+    tool: Annotated[str, Field(min_length=1)] | None = Field(
+        default=None,
+        description="Only this tool, with or without its prefix (click = mm_click); a batch "
+        "(run_steps) counts as each of its actions' tools",
+    )
     after: datetime | None = Field(default=None, description="Steps at or after this ISO time")
     before: datetime | None = Field(default=None, description="Steps before this ISO time")
+    context: Literal["e2e", "prod"] | None = Field(
+        default=None, description="Only steps recorded against this context (today's recorder)"
+    )
+    stateMode: Literal["default", "onboarding", "custom"] | None = Field(
+        default=None, description="Only sessions launched in this state mode"
+    )
+    fixturePreset: Annotated[str, Field(min_length=1)] | None = Field(
+        default=None, description="Only sessions launched with this fixture preset"
+    )
 
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]

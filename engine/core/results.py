@@ -28,6 +28,18 @@ class SupersededByStep(Result):
     timestamp: str | None = None
 
 
+class BatchAction(Result):
+    """One action of a batch step (`run_steps`), at its position in the batch."""
+
+    index: int
+    tool: str
+    target: dict[str, str] | None = None
+    screen: str | None = None
+    """The screen it was taken on; None when the record cannot tell."""
+    outcome: str
+    """`ok`; `failed`; or `unknown`: the batch failed, and its record does not say where."""
+
+
 class StepSummary(Result):
     """SPEC-03 KnowledgeStepSummary plus ids, outcome and score; lifecycle fields (spec 002):
     `isSuperseded` (with `supersededBy`, `supersededAt`) and `sourceSession`."""
@@ -54,6 +66,10 @@ class StepSummary(Result):
     sourceSession: SourceSession | None = None
     recallCount: int | None = None
     """Search results: how many later sessions followed this step and it worked."""
+    batch: list[BatchAction] | None = None
+    """A batch step's actions, in order (`matchedFields` name one as `batch[2].…`)."""
+    context: str | None = None
+    """`e2e` or `prod`: what today's recorder ran the step against, when it says."""
     salience: float | None = None
     """Search results: 0..1 from those recalls, fading with their age (engine.query.salience)."""
     type: str | None = None
@@ -123,6 +139,9 @@ class SessionSummary(Result):
     stepCount: int = 0
     failedStepCount: int = 0
     hasMetadata: bool = True
+    stateMode: str | None = None
+    """How today's recorder launched the wallet: default, onboarding or custom state."""
+    fixturePreset: str | None = None
 
 
 class SessionList(Result):
@@ -136,6 +155,8 @@ class RecipeAction(Result):
     screen: str
     target: str | None = None
     text: str | None = None
+    batchIndex: int | None = None
+    """Its position in its batch, when the step is a batch (`run_steps`)."""
 
 
 class RecipeFailure(Result):
@@ -146,6 +167,9 @@ class RecipeFailure(Result):
     errorCode: str | None = None
     errorMessage: str | None = None
     recoveredBy: RecipeAction | None = None
+    batch: list[RecipeAction] | None = None
+    """A failed batch's actions, none of them known to have worked or failed (see `note`)."""
+    note: str | None = None
 
 
 class SessionRecipe(Result):
@@ -156,6 +180,8 @@ class SessionRecipe(Result):
     actions: list[RecipeAction]
     failures: list[RecipeFailure]
     skipped: list[dict[str, str]] = Field(default_factory=list)
+    warnings: list[dict[str, str]] = Field(default_factory=list)
+    """Files read only in part, and what of them was left out."""
 
 
 class DuplicateGroup(Result):

@@ -87,7 +87,16 @@ def _session_summary(meta: dict[str, Any], counts: dict[str, tuple[int, int]]) -
         stepCount=steps,
         failedStepCount=failed,
         hasMetadata=meta.get("hasMetadata", True),
+        stateMode=_launched(meta, "stateMode"),
+        fixturePreset=_launched(meta, "fixturePreset"),
     )
+
+
+def _launched(meta: dict[str, Any], key: str) -> str | None:
+    """A text value of the session's `launch` (`SessionMetadata.launched`, from its payload)."""
+    launch = meta.get("launch")
+    value = launch.get(key) if isinstance(launch, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def newest_session_id(searcher: tantivy.Searcher, schema: tantivy.Schema) -> str | None:

@@ -11,6 +11,12 @@ a testId visible now, else — when the remembered testId is gone (renamed) — 
 the same role and name, else the selector, else the role and name; targets that failed at
 least twice on this screen are listed in `avoid`.
 
+The actions of a batch step (`run_steps`) are candidates each, with their position in the
+batch, when the batch's outcome tells theirs: those of a batch that worked are suggested like any
+step's, a failed batch's are neither suggested nor avoided (its record does not say which of them
+failed), unless it held one action. Set-up tools (`mock_network`, `seed_contract`, …) are never
+actions to suggest.
+
 Superseded steps (`engine.query.superseded_rule`) are never candidates, so an old testId that was
 renamed is never a preferred target. What the current session already did on this screen in
 this visit (its steps since it last arrived here) is not suggested again as a next action.
@@ -30,6 +36,7 @@ from engine.index import (
     PayloadError,
     PayloadTarget,
     StepPayload,
+    known_actions,
     one_of,
     read_payload,
     route_of,
@@ -90,6 +97,8 @@ class SimilarStep(Result):
     target: dict[str, str] | None = None
     a11yHint: dict[str, str] | None = None
     confidence: float
+    batchIndex: int | None = None
+    """The action's position in its batch, when the step is a batch (`run_steps`)."""
 
 
 class SuggestedAction(Result):
@@ -101,6 +110,8 @@ class SuggestedAction(Result):
     confidence: float
     preferredTarget: PriorTarget
     fallbackTargets: list[PriorTarget] = field(default_factory=list)
+    batchIndex: int | None = None
+    """The action's position in the batch `stepId`, when that step is a batch."""
 
 
 class AvoidTarget(Result):
@@ -125,9 +136,17 @@ class _Candidate:
     session_id: str
     seq: int
     """Position of the step in its session."""
+    batch_index: int | None
+    """Position of the action in its batch (None: the step is not a batch)."""
     payload: StepPayload
+    """The action's: the step's own, or one of a batch's (`engine.index.action_views`)."""
     confidence: float
     weight: float
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """When it was taken in its session."""
+        return self.seq, self.batch_index or 0
 
 
 def _retrieval_query(schema: tantivy.Schema, context: ScreenContext) -> tantivy.Query:
@@ -189,12 +208,15 @@ def done_in_this_visit(
     found = searcher.search(query, limit=VISIT_LOOKBACK, order_by_field="seq")
     done: set[tuple[str, str]] = set()
     for _, address in found.hits:
-        payload = read_payload(searcher.doc(address))
-        if (payload.get("onScreen") or payload.get("screen")) != context.screen:
-            break
-        if payload.get("ok"):
-            action = tool_action(payload.get("tool", ""))
-            done.update((action, key) for key in _element_keys(payload.get("target") or {}))
+        for index, view in known_actions(read_payload(searcher.doc(address)))[::-1]:
+            screen = view.get("onScreen") or view.get("screen")
+            if index is not None and screen == UNKNOWN:
+                continue  # an action of a batch taken where the record cannot tell
+            if screen != context.screen:
+                return done
+            if view.get("ok"):
+                action = tool_action(view.get("tool", ""))
+                done.update((action, key) for key in _element_keys(view.get("target") or {}))
     return done
 
 
@@ -295,21 +317,34 @@ def prior_knowledge(
     now_ms = int(now.timestamp() * 1000)
     seen_now = _Now.of(context)
 
-    def load(query: tantivy.Query) -> list[_Candidate]:
+    def load(query: tantivy.Query, keep: Callable[[StepPayload], bool]) -> list[_Candidate]:
+        """The actions of the steps `query` finds that `keep` keeps (a batch's, each)."""
         loaded = []
         for _, address in searcher.search(query, limit=CANDIDATES).hits:
             doc = searcher.doc(address)
-            payload = read_payload(doc)
-            confidence = min(1.0, _similarity(payload, seen_now) / 20)
-            created = int(doc["created"][0]) or epoch_ms(payload.get("timestamp"))
-            weight = confidence * _age_weight(created, now_ms)
             step_id, session_id = doc["step_id"][0], doc["session_id"][0]
-            seq = int(doc["seq"][0])
-            loaded.append(_Candidate(step_id, session_id, seq, payload, confidence, weight))
+            seq, created = int(doc["seq"][0]), int(doc["created"][0])
+            for index, payload in known_actions(read_payload(doc)):
+                if index is not None and not keep(payload):
+                    continue
+                confidence = min(1.0, _similarity(payload, seen_now) / 20)
+                age = _age_weight(created or epoch_ms(payload.get("timestamp")), now_ms)
+                loaded.append(
+                    _Candidate(
+                        step_id, session_id, seq, index, payload, confidence, confidence * age
+                    )
+                )
         return loaded
 
-    candidates = load(_retrieval_query(schema, context))
-    failures = load(_failures_query(schema, context))
+    def actionable(payload: StepPayload) -> bool:
+        return tool_action(payload["tool"]) in ACTIONABLE
+
+    def failed_here(payload: StepPayload) -> bool:
+        return not payload["ok"] and payload["onScreen"] == context.screen
+
+    # The queries choose steps; of a batch they found, only its actions that qualify count.
+    candidates = load(_retrieval_query(schema, context), actionable)
+    failures = load(_failures_query(schema, context), failed_here)
     worked = [c for c in candidates if c.payload.get("ok")]
     worked.sort(key=lambda c: (-c.weight, -epoch_ms(c.payload.get("timestamp")), c.step_id))
     return PriorKnowledge(
@@ -343,6 +378,7 @@ def _similar(candidate: _Candidate) -> SimilarStep:
         target={k: v for k, v in target.items() if k in ("testId", "selector")} or None,
         a11yHint=_hint(target),
         confidence=round(candidate.confidence, 3),
+        batchIndex=candidate.batch_index,
     )
 
 
@@ -364,7 +400,7 @@ def _suggestions(
         key=lambda kv: (
             -sum(c.weight for c in kv[1]),
             -len(kv[1]),
-            min(c.seq for c in kv[1]),
+            min(c.order for c in kv[1]),
             kv[0],
         ),
     )
@@ -394,6 +430,7 @@ def _suggestions(
                 confidence=round(confidence, 3),
                 preferredTarget=targets[0],
                 fallbackTargets=targets[1:],
+                batchIndex=best.batch_index,
             )
         )
     return suggestions

@@ -15,37 +15,101 @@ from engine.core import (
     SessionSummary,
     SummarizeInput,
 )
-from engine.index import SessionContext, resolve_target
+from engine.index import (
+    SessionContext,
+    analyse_batch,
+    effective_screen,
+    resolve_target,
+)
 from engine.query import scope_session
 from engine.records import (
     DISCOVERY_TOOLS,
+    READING_TOOLS,
     REDACTED,
+    UNKNOWN,
+    Batch,
     KnowledgeStore,
     LoadedSession,
     StepRecord,
-    scrub_step,
+    read_batch,
     tool_action,
 )
 
-SILENT_TOOLS = DISCOVERY_TOOLS | {"launch", "screenshot", "cleanup"}
+SILENT_TOOLS = DISCOVERY_TOOLS | READING_TOOLS | {"launch", "screenshot", "cleanup"}
+"""Tools that only look or read: a recipe leaves them out (set-up tools stay: a recipe must
+set the test up as the session did)."""
+STOPPED_NOTE = (
+    "worked up to an unknown step: the batch stopped at its first failure and its record does "
+    "not say which step that was; the steps after it never ran"
+)
+FAILED_NOTE = (
+    "every step of the batch ran and at least one failed; which is unknown: its record does not say"
+)
 
 
 def _action(step_id: str, record: StepRecord, context: SessionContext) -> RecipeAction:
     resolved = resolve_target(record, context)
-    text = None
-    if record.tool.input and isinstance(record.tool.input.get("text"), str):
-        text = REDACTED if record.tool.textRedacted else record.tool.input["text"]
     return RecipeAction(
         stepId=step_id,
         tool=record.tool.name,
         screen=context.screen or record.screen,
         target=(resolved.describe() or None) if resolved else None,
-        text=text,
+        text=_typed(record),
     )
 
 
-def _is_action(record: StepRecord) -> bool:
-    return tool_action(record.tool.name) not in SILENT_TOOLS
+def _typed(record: StepRecord) -> str | None:
+    if record.tool.input and isinstance(record.tool.input.get("text"), str):
+        return REDACTED if record.tool.textRedacted else record.tool.input["text"]
+    return None
+
+
+def _batch_actions(
+    step_id: str, record: StepRecord, batch: Batch, context: SessionContext
+) -> list[RecipeAction]:
+    """A batch's actions, each as the recipe step it is, with its position in the batch."""
+    analysed = analyse_batch(
+        record,
+        batch,
+        lambda r: resolve_target(r, context),
+        context.screen,
+        effective_screen(record),
+    )
+    return [
+        RecipeAction(
+            stepId=step_id,
+            tool=a.record.tool.name,
+            screen=a.screen or UNKNOWN,
+            target=(a.target.describe() or None) if a.target else None,
+            text=_typed(a.record),
+            batchIndex=a.index,
+        )
+        for a in analysed
+        if tool_action(a.record.tool.name) not in SILENT_TOOLS
+    ]
+
+
+def _failure(
+    step_id: str, record: StepRecord, made: list[RecipeAction], batch: Batch | None, screen: str
+) -> RecipeFailure:
+    """A failed step; a failed batch with its actions and what its record cannot say (a batch
+    of one action failed in that action)."""
+    error = record.outcome.error
+    single = batch is None or len(batch.actions) == 1
+    one = made[0] if single and len(made) == 1 else None
+    note = None
+    if batch is not None and one is None:
+        note = STOPPED_NOTE if batch.stop_on_error else FAILED_NOTE
+    return RecipeFailure(
+        stepId=step_id,
+        tool=one.tool if one else record.tool.name,
+        screen=one.screen if one else screen,
+        target=one.target if one else None,
+        errorCode=error.code if error else None,
+        errorMessage=error.message if error else None,
+        batch=made if batch is not None else None,
+        note=note,
+    )
 
 
 def session_summary(loaded: LoadedSession) -> SessionSummary:
@@ -60,6 +124,8 @@ def session_summary(loaded: LoadedSession) -> SessionSummary:
         stepCount=len(loaded.steps),
         failedStepCount=sum(1 for s in loaded.steps if not s.record.outcome.ok),
         hasMetadata=loaded.has_metadata_file,
+        stateMode=meta.launched("stateMode"),
+        fixturePreset=meta.launched("fixturePreset"),
     )
 
 
@@ -70,28 +136,26 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
     open_failures: list[RecipeFailure] = []
     context = SessionContext()
     for step in loaded.steps:
-        record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
+        record = context.see(step.record)
         if not screens or screens[-1] != record.screen:
             screens.append(record.screen)
-        if _is_action(record):
-            action = _action(step.step_id, record, context)
-            if record.outcome.ok:
-                actions.append(action)
-                for failure in open_failures:
-                    failure.recoveredBy = action
-                open_failures = []
-            else:
-                error = record.outcome.error
-                failure = RecipeFailure(
-                    stepId=step.step_id,
-                    tool=record.tool.name,
-                    screen=action.screen,
-                    target=action.target,
-                    errorCode=error.code if error else None,
-                    errorMessage=error.message if error else None,
-                )
-                failures.append(failure)
-                open_failures.append(failure)
+        batch = read_batch(record)
+        if batch is not None:
+            made = _batch_actions(step.step_id, record, batch, context)
+        elif tool_action(record.tool.name) not in SILENT_TOOLS:
+            made = [_action(step.step_id, record, context)]
+        else:
+            made = []
+        if made and record.outcome.ok:
+            actions += made
+            for failure in open_failures:
+                failure.recoveredBy = made[0]
+            open_failures = []
+        elif (made or batch is not None) and not record.outcome.ok:
+            screen = context.screen or record.screen
+            failure = _failure(step.step_id, record, made, batch, screen)
+            failures.append(failure)
+            open_failures.append(failure)
         context.advance(record)
     return SessionRecipe(
         session=session_summary(loaded),
@@ -99,6 +163,7 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
         actions=actions,
         failures=failures,
         skipped=[{"path": s.path, "reason": s.reason} for s in loaded.skipped],
+        warnings=[{"path": s.path, "reason": s.reason} for s in loaded.warnings],
     )
 
 

@@ -5,6 +5,7 @@ per-session sync, the files skipped, and the supersede decisions written beside 
 Imports `engine.core`, `engine.records` and `engine.embedding`.
 """
 
+from engine.index.batch_steps import analyse_batch
 from engine.index.clauses import (
     all_of,
     count,
@@ -18,7 +19,6 @@ from engine.index.clauses import (
 )
 from engine.index.doc_store_pages import MAPS, StoreMappings, resident_bytes
 from engine.index.documents import (
-    ResolvedTarget,
     SessionContext,
     effective_screen,
     field_text,
@@ -49,7 +49,15 @@ from engine.index.integrity import (
     report_damage,
     reported_damage,
 )
-from engine.index.payload import PayloadError, PayloadTarget, StepPayload, read_payload
+from engine.index.payload import (
+    BatchEntry,
+    PayloadError,
+    PayloadTarget,
+    ResolvedTarget,
+    StepPayload,
+    known_actions,
+    read_payload,
+)
 from engine.index.schema import (
     DOC_SESSION,
     DOC_STEP,
@@ -66,7 +74,7 @@ from engine.index.session_sync import (
     sync_sessions,
     tail_documents,
 )
-from engine.index.skips import SkipLedger, read_skips
+from engine.index.skips import WARNING, SkipLedger, read_skips
 from engine.index.step_texts import (
     EMBED_TEXTS,
     OBSERVING_ACTIONS,
@@ -100,7 +108,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCORED_FIELDS",
     "TYPO_FIELDS",
+    "WARNING",
     "AppendCache",
+    "BatchEntry",
     "FactsLedger",
     "GenerationCheck",
     "IndexLayout",
@@ -115,6 +125,7 @@ __all__ = [
     "StoreMappings",
     "SyncReport",
     "all_of",
+    "analyse_batch",
     "clear_damage",
     "count",
     "counts_by",
@@ -129,6 +140,7 @@ __all__ = [
     "int_range",
     "is_observation_text",
     "is_panic",
+    "known_actions",
     "names_an_observation",
     "one_of",
     "other_space",

@@ -17,12 +17,20 @@ import orjson
 
 from analyzers import analyze
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
-from engine.index.payload import PayloadTarget, StepPayload, SupersededBy, SupersessionPayload
+from engine.index.batch_steps import analyse_batch
+from engine.index.payload import (
+    ResolvedTarget,
+    StepExtras,
+    StepPayload,
+    SupersededBy,
+    SupersessionPayload,
+)
 from engine.index.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
 from engine.index.step_texts import memory_fields, observed_screen_text
 from engine.records import (
     FIELD_TOKENS,
     UNKNOWN,
+    A11yNode,
     FactsCollector,
     LoadedSession,
     LoadedStep,
@@ -31,8 +39,10 @@ from engine.records import (
     SessionMetadata,
     StepRecord,
     Supersession,
+    completed,
     default_rules,
     epoch_ms,
+    read_batch,
     record_labels,
     scrub_step,
     tool_action,
@@ -89,53 +99,6 @@ def route_of(url: str | None) -> str:
     return " ".join(segments)
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedTarget:
-    test_id: str | None
-    selector: str | None
-    a11y_ref: str | None
-    role: str | None
-    name: str | None
-
-    def describe(self) -> str:
-        """`testId:send-button`, `selector:#x` or `a11y:button:"Send"` (`ref:e7` if unresolved)."""
-        if self.test_id:
-            return f"testId:{self.test_id}"
-        if self.selector:
-            return f"selector:{self.selector[:60]}"
-        if self.role or self.name:
-            return f'a11y:{self.role or "?"}:"{self.name or ""}"'
-        if self.a11y_ref:
-            return f"ref:{self.a11y_ref}"
-        return ""
-
-    @classmethod
-    def from_payload(cls, target: PayloadTarget) -> "ResolvedTarget":
-        """The target a step payload stores (the inverse of `payload`)."""
-        return cls(
-            target.get("testId"),
-            target.get("selector"),
-            target.get("a11yRef"),
-            target.get("role"),
-            target.get("name"),
-        )
-
-    def payload(self) -> PayloadTarget:
-        """The target as stored in the step payload (empty values left out)."""
-        target: PayloadTarget = {}
-        if self.test_id:
-            target["testId"] = self.test_id
-        if self.selector:
-            target["selector"] = self.selector
-        if self.a11y_ref:
-            target["a11yRef"] = self.a11y_ref
-        if self.role:
-            target["role"] = self.role
-        if self.name:
-            target["name"] = self.name
-        return target
-
-
 @dataclass(slots=True)
 class SessionContext:
     """What the agent saw before a step: the screen and URL it acted on, the refs of the latest
@@ -146,17 +109,26 @@ class SessionContext:
     refs: dict[str, tuple[str, str]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
+    nodes: list[A11yNode] = field(default_factory=list)
+    """The latest whole accessibility snapshot (what a diff-mode observation is made from)."""
+
+    def see(self, record: StepRecord) -> StepRecord:
+        """`record` as the agent saw it: a diff-mode observation made whole from the snapshot
+        before (`engine.records.completed`), every secret scrubbed (`scrub_step`: files
+        written by others may hold them)."""
+        return scrub_step(completed(record, self.nodes), self.refs)
 
     def advance(self, scrubbed: StepRecord) -> None:
-        """Move past a record already scrubbed against this context (`scrub_step(record,
-        self.refs)`: a secret shown on screen must not become a later step's target name; the
-        caller has scrubbed it to use it, and scrubbing costs as much as the rest of a step's
-        analysis): its observation (taken after the action) is what comes next."""
+        """Move past a record already seen through this context (`see`: a secret shown on
+        screen must not become a later step's target name; the caller has scrubbed it to use
+        it, and scrubbing costs as much as the rest of a step's analysis): its observation
+        (taken after the action) is what comes next."""
         seen = observed(scrubbed.observation)
         self.screen = seen.screen
         self.url = scrubbed.observation.state.currentUrl
         if seen.refs is not None:
             self.refs, self.roles = seen.refs, seen.roles
+            self.nodes = scrubbed.observation.a11y.nodes
         if seen.texts is not None:
             self.texts = seen.texts
 
@@ -247,6 +219,8 @@ def session_fields(meta: SessionMetadata) -> dict[str, Any]:
         "flow_tag": [t.lower() for t in meta.flowTags] or [],
         "tag": [t.lower() for t in meta.tags] or [],
         "branch_name": branch.lower() if branch else "",
+        "state_mode": (meta.launched("stateMode") or "").lower(),
+        "fixture_preset": (meta.launched("fixturePreset") or "").lower(),
     }
 
 
@@ -266,22 +240,42 @@ def step_document(
     decision: Supersession | None = None,
     facts: FactsCollector | None = None,
 ) -> dict[str, Any]:
-    """One step (`record` scrubbed against `context`); `context` is the session as the agent saw
-    it just before this step.
+    """One step (`record` seen through `context`, `SessionContext.see`); `context` is the
+    session as the agent saw it just before this step.
 
-    `decision` (from the session's `superseded.json`) flags the step as superseded; `facts`
-    collects what supersede detection needs, with the same resolved target and screens.
+    A batch step (`run_steps`) carries its actions' tools, targets, screens and labels as a
+    step carries its own (`engine.index.batch_steps`). `decision` (from the session's
+    `superseded.json`) flags the step as superseded; `facts` collects what supersede detection
+    needs, with the same resolved targets and screens.
     """
     goal = meta.goal
     target = resolve_target(record, context)
     evidence = session_evidence(meta)
     obs = record.observation
     seen = observed(obs)
-    labels = record_labels(record)
     error = record.outcome.error
     screen = seen.screen
     on_screen = context.screen or screen
     on_url = context.url or obs.state.currentUrl
+    batch = read_batch(record)
+    actions = (
+        analyse_batch(record, batch, lambda r: resolve_target(r, context), context.screen, screen)
+        if batch is not None
+        else []
+    )
+    labels = list(
+        dict.fromkeys(
+            [*record_labels(record), *(label for a in actions for label in record_labels(a.record))]
+        )
+    )
+    targets = [target, *(a.target for a in actions)]
+    screens = [on_screen, *(a.screen for a in actions if a.screen)]
+    tools = [record.tool.name, *(a.record.tool.name for a in actions)]
+    extras: StepExtras = {}
+    if record.context:
+        extras["context"] = record.context
+    if batch is not None:
+        extras["batch"] = [a.entry() for a in actions]
     payload: StepPayload = {
         "tool": record.tool.name,
         "screen": screen,
@@ -298,17 +292,29 @@ def step_document(
         "branch": evidence["branchRaw"],
         "a11y": seen.payload_a11y,
         **supersession_fields(decision),
+        **extras,
     }
     if facts is not None:
         described = target.describe() if target else ""
         role, name = (target.role, target.name) if target else (None, None)
         facts.add(step_id, record, on_screen, screen, role, name, described)
+        for a in actions:
+            if a.outcome != "unknown" and a.screen and a.target:
+                facts.add(
+                    step_id,
+                    a.record,
+                    a.screen,
+                    a.screen,
+                    a.target.role,
+                    a.target.name,
+                    a.described(),
+                )
     fields = {
-        "tool": field_text([record.tool.name]),
-        "screen": field_text([on_screen] if on_screen != "unknown" else []),
+        "tool": field_text(tool_action(tool) for tool in tools),
+        "screen": field_text(s for s in screens if s != "unknown"),
         "landed": seen.landed,
-        "target": field_text([target.test_id, target.selector] if target else []),
-        "target_name": field_text([target.role, target.name] if target else []),
+        "target": field_text(v for t in targets if t for v in (t.test_id, t.selector)),
+        "target_name": field_text(v for t in targets if t for v in (t.role, t.name)),
         "labels": field_text(labels),
         "visible": seen.visible,
         "a11y": seen.a11y,
@@ -326,12 +332,13 @@ def step_document(
         {
             "doc_type": DOC_STEP,
             "step_id": step_id,
-            "tool_name": sorted({record.tool.name.lower(), tool_action(record.tool.name).lower()}),
-            "screen_name": sorted({screen.lower(), on_screen.lower()}),
+            "tool_name": sorted({n for t in tools for n in (t.lower(), tool_action(t).lower())}),
+            "screen_name": sorted({screen.lower(), *(s.lower() for s in screens)}),
             "ok": "true" if record.outcome.ok else "false",
             "superseded": superseded_flag(decision),
             "recalled": [link.stepId for link in record.recalled or []],
-            "target_id": target.test_id.lower() if target and target.test_id else "",
+            "target_id": sorted({t.test_id.lower() for t in targets if t and t.test_id}),
+            "context": record.context or "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "payload": orjson.dumps(payload),
@@ -422,7 +429,7 @@ def step_documents(
     collector = FactsCollector(facts) if facts is not None else None
     docs = []
     for seq, step in enumerate(steps, start_seq):
-        record = scrub_step(step.record, context.refs)  # files written by others may hold secrets
+        record = context.see(step.record)
         if only is None or step.step_id in only:
             decision = decisions.get(step.step_id.split("/", 1)[1]) if decisions else None
             docs.append(

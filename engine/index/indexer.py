@@ -73,6 +73,8 @@ class SyncReport:
     sessions_unchanged: int = 0
     steps_indexed: int = 0
     skipped: list[Skip] = field(default_factory=list)
+    warnings: list[Skip] = field(default_factory=list)
+    """Files indexed as far as they could be read, and what of them could not be."""
     seconds: float = 0.0
     sessions_flagged: int = 0
     """Sessions whose supersede decisions changed (their files rewritten, then re-indexed)."""
@@ -88,6 +90,7 @@ class SyncReport:
             "sessionsUnchanged": self.sessions_unchanged,
             "steps": self.steps_indexed,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "warnings": [{"path": s.path, "reason": s.reason} for s in self.warnings],
             "seconds": round(self.seconds, 3),
             "sessionsFlagged": self.sessions_flagged,
             "supersedeSeconds": round(self.supersede_seconds, 3),
@@ -103,6 +106,7 @@ class PreparedSession:
     documents: EncodedDocuments
     steps: int
     skipped: list[Skip]
+    warnings: list[Skip]
     facts: bytes
     """Encoded `SessionFacts` (supersede detection's input)."""
     content_signature: str = ""
@@ -121,6 +125,7 @@ def prepare_session(root: Path, session_id: str, signature: str | None = None) -
         docs,
         len(loaded.steps),
         loaded.skipped,
+        loaded.warnings,
         facts.encode(),
         loaded.content_signature,
     )
@@ -144,6 +149,7 @@ def _write_prepared(writer: IndexWriter, prepared: PreparedSession, report: Sync
         prepared.session_id, prepared.documents, prepared.signature, prepared.facts
     )
     report.skipped.extend(prepared.skipped)
+    report.warnings.extend(prepared.warnings)
     report.sessions_indexed += 1
     report.steps_indexed += prepared.steps
     return len(prepared.documents.json)

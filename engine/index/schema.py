@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 
@@ -68,6 +68,9 @@ RAW_FIELDS = (
     "flow_tag",
     "tag",
     "branch_name",
+    "state_mode",
+    "fixture_preset",
+    "context",
     "ok",
     "target_id",
     "superseded",

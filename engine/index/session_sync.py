@@ -19,6 +19,7 @@ from engine.index.documents import SessionContext, session_documents, step_docum
 from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_documents
 from engine.index.indexer import SyncReport
 from engine.records import (
+    STEPS_DIR,
     FileSig,
     KnowledgeStore,
     Listing,
@@ -26,9 +27,11 @@ from engine.records import (
     LoadedStep,
     SessionFacts,
     SessionMetadata,
+    follows,
+    in_order,
     list_session,
-    scrub_step,
     step_id_for,
+    step_warnings,
 )
 
 APPEND_CACHE_SESSIONS = 4096
@@ -124,6 +127,7 @@ def _reindex(
     docs = session_documents(loaded, facts)
     writer.replace_session(session_id, encode_documents(docs), listing.signature, facts.encode())
     report.skipped.extend(loaded.skipped)
+    report.warnings.extend(loaded.warnings)
     report.sessions_indexed += 1
     report.steps_indexed += len(loaded.steps)
     report.facts[session_id] = facts
@@ -144,7 +148,7 @@ def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> In
         files[name] = listing.files[name]
     context = SessionContext()
     for step in loaded.steps:
-        context.advance(scrub_step(step.record, context.refs))
+        context.advance(context.see(step.record))
     return IndexedSession(
         loaded.meta_sig,
         listing.decisions_sig,
@@ -186,15 +190,17 @@ def _append(
         return False  # the whole-session path reports them as skipped
     if any(files.get(n) != s for n, s in known.files.items()):
         return False
-    new = sorted(set(files) - set(known.files))
-    if new and known.files and new[0] <= max(known.files):
+    new = set(files) - set(known.files)
+    if new and not follows(list(known.files), list(new)):
         return False  # a step inserted before indexed ones changes their context
     steps = []
-    for name in new:
+    for name in in_order(list(new), str, lambda _: 0):  # one form: in the order of the names
         try:
             record = store.read_step(session_id, name)
         except (OSError, ValueError, ValidationError):
             return False  # the whole-session path reports unreadable files with their reason
+        if step_warnings(store.root / session_id / STEPS_DIR / name, name, record):
+            return False  # and the files it can read only in part, with the others of the session
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
     docs, context, facts = tail_documents(known, steps)
     writer.add_documents(session_id, docs, listing.signature, facts.encode())

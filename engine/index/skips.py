@@ -2,7 +2,9 @@
 
 Whoever indexes records what it skipped there — the live writer, `knowhow index` and
 `knowhow reindex` alike — so that `mm_knowledge_status` and `knowhow status` in any process
-report every skipped file and why, not only the skips the process that met them saw.
+report every skipped file and why, not only the skips the process that met them saw. Files
+indexed only in part (a batch with unreadable steps, a name of neither form) are kept there
+too, marked as warnings.
 """
 
 from collections import defaultdict
@@ -16,12 +18,16 @@ from engine.core import atomic_write
 from engine.records import Skip
 
 SKIPS_FILE = "skipped.json"
+WARNING = "warning"
+"""`kind` of a ledger entry for a file indexed as far as it could be read (`SyncReport.warnings`);
+entries without a kind are files skipped whole."""
 
 
 class Skips(Protocol):
     """What an indexing pass reports (`SyncReport`, `LiveReport`): the files it skipped."""
 
     skipped: list[Skip]
+    warnings: list[Skip]
 
 
 class SkipLedger:
@@ -42,6 +48,10 @@ class SkipLedger:
             session, entry = self._entry(skip)
             if session:
                 grouped[session].append(entry)
+        for warning in report.warnings:  # read in part: kept beside the skips, marked
+            session, entry = self._entry(warning)
+            if session:
+                grouped[session].append(entry | {"kind": WARNING})
         before = dict(self.by_session)
         for session_id in session_ids:
             if grouped.get(session_id):

@@ -14,11 +14,14 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from engine.embedding import MODEL_ID, key_number, text_key
-from engine.index.payload import StepPayload
+from engine.index.payload import StepPayload, action_views
 from engine.index.schema import KEY_COLUMNS
 from engine.records import DISCOVERY_TOOLS, tool_action
 
 MAX_SCREEN_NAMES = 12
+MAX_BATCH_TEXTS = 8
+"""Actions of a batch its text tells (the rest counted): a sentence model reads a few hundred
+words at most."""
 """Visible names in a screen text: the first ones (headings and main buttons come first)."""
 
 MEMORY_TYPES = ("step", "screen", "session")
@@ -40,6 +43,16 @@ _VERBS = {
     "launch": "launch the wallet",
     "cleanup": "close the browser",
     "wait_for_notification": "wait for a notification",
+    "switch_to_tab": "switch to the tab",
+    "close_tab": "close the tab",
+    "build": "build the extension",
+    "seed_contract": "deploy a test contract",
+    "seed_contracts": "deploy test contracts",
+    "mock_network": "mock the network",
+    "cdp": "send a browser devtools command",
+    "set_context": "set the test context",
+    "get_context": "check the test context",
+    "clipboard": "use the clipboard",
 }
 _LOOKS = {
     "describe_screen": "look at",
@@ -47,6 +60,7 @@ _LOOKS = {
     "accessibility_snapshot": "read the accessibility tree of",
     "get_state": "check the state of",
     "screenshot": "take a screenshot of",
+    "get_text": "read the text of",
 }
 """Observing steps, whose object is the screen they observed (`look at the send screen`)."""
 _OBSERVATION_OPENINGS = tuple(f"{looks} " for looks in _LOOKS.values())
@@ -124,7 +138,29 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     """`click button "Send" (coin overview send) on the home screen leading to the send
     screen. Failed: …`; a navigation says where it went (`go to the settings screen from the
     home screen`, `go to the web page localhost`: `landed_url` is the URL the step's
-    observation shows), an observing step what it observed (`look at the send screen`)."""
+    observation shows), an observing step what it observed (`look at the send screen`), a
+    batch its actions in order (`batch_text`)."""
+    if payload.get("batch") is not None:
+        return batch_text(payload)
+    return _action_text(payload, landed_url)
+
+
+def batch_text(payload: StepPayload) -> str:
+    """`click button "Send" (coin overview send) on the home screen leading to the send
+    screen, then type into textbox "Amount" (send amount input) on the send screen`: the
+    batch's first actions, each as a step of its own, then what the page said and the failure,
+    once for the whole batch."""
+    views = [view for _, view in action_views(payload)]
+    quiet: list[StepPayload] = [{**view, "a11y": [], "error": None} for view in views]
+    texts = [_action_text(view) for view in quiet[:MAX_BATCH_TEXTS]]
+    text = ", then ".join(texts) or "run a batch of no readable steps"
+    if len(views) > MAX_BATCH_TEXTS:
+        text += f", and {len(views) - MAX_BATCH_TEXTS} more steps"
+    return text + _outcome_text(payload)
+
+
+def _action_text(payload: StepPayload, landed_url: str | None = None) -> str:
+    """`step_text` of one action (a step's own, or one of a batch's)."""
     action = tool_action(payload["tool"])
     target = payload.get("target") or {}
     if not any(target.values()):
@@ -162,6 +198,13 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     named = f"{target.get('name') or ''} {words(target.get('testId'))}".lower().split()
     if action == "click" and _DECLINES & set(named):
         text += ", declining the request"
+    return text + _outcome_text(payload)
+
+
+def _outcome_text(payload: StepPayload) -> str:
+    """What a step's page said went wrong and how it failed (`, showing "…". Failed: …`)."""
+    text = ""
+    action = tool_action(payload["tool"])
     alerts = [name for role, name in payload.get("a11y", []) if role in ALERT_ROLES and name]
     if alerts:
         text += ", showing " + ", ".join(f'"{name}"' for name in dict.fromkeys(alerts))

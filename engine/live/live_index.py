@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from engine.core import KnowhowError
-from engine.index import SCHEMA_VERSION, IndexLayout, read_skips
+from engine.index import SCHEMA_VERSION, WARNING, IndexLayout, read_skips
 from engine.live.changes import SessionChanges
 from engine.live.health import health
 from engine.live.lease import STALL_SECONDS, WriterLease, writer_pid
@@ -107,7 +107,10 @@ class LiveIndex:
         """What an agent needs to trust (or distrust) search results right now
         (`documents_now` counts the documents of the live generation, as the engine sees it)."""
         generation = self.layout.current()
-        skipped = [e for entries in read_skips(generation).values() for e in entries]
+        entries = [e for listed in read_skips(generation).values() for e in listed]
+        skipped = [e for e in entries if e.get("kind") != WARNING]
+        warned = [e for e in entries if e.get("kind") == WARNING]
+        warnings = [{"path": e["path"], "reason": e["reason"]} for e in warned]
         documents, error = None, None
         try:
             documents = documents_now()
@@ -130,6 +133,8 @@ class LiveIndex:
             indexLag=self._lag.measure(generation),
             skippedCount=len(skipped),
             skipped=skipped[:MAX_LISTED],
+            warningCount=len(warnings),
+            warnings=warnings[:MAX_LISTED],
             currentSession=current_session,
             error=error,
         )

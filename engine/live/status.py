@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from engine.core import Result
 from engine.index import DOC_SESSION, DOC_STEP, IndexReader, count, read_manifest, term
 from engine.records import (
@@ -51,6 +53,9 @@ class IndexStatus(Result):
     indexLag: IndexLag
     skippedCount: int
     skipped: list[dict[str, str]]
+    warningCount: int = 0
+    """Files indexed only as far as they could be read (`warnings` says what was left out)."""
+    warnings: list[dict[str, str]] = Field(default_factory=list)
     currentSession: str | None = None
     error: str | None = None
     semantic: dict[str, Any] | None = None

@@ -4,11 +4,20 @@ Tantivy's snippet generator cannot see our Python tokens, so evidence is recompu
 the step's stored payload with the same analyzer the index used.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from engine.index import PayloadError, PayloadTarget, StepPayload, route_of, value_tokens
+from engine.index import (
+    BatchEntry,
+    PayloadError,
+    PayloadTarget,
+    StepPayload,
+    route_of,
+    value_tokens,
+)
 
 MAX_SNIPPET_MATCHES = 3
+MAX_SNIPPET_ACTIONS = 4
+"""Actions of a batch a snippet names."""
 
 
 def _holds(value: str | None, tokens: frozenset[str]) -> bool:
@@ -42,6 +51,8 @@ def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     if target.get("role") or target.get("name"):
         role, name = target.get("role") or "", target.get("name") or ""
         check(f"{role} {name}", f'target:{role}:"{name}"')
+    for entry in payload.get("batch") or []:
+        _batch_evidence(entry, check)
     check(payload.get("goal"), "goal")
     for label in payload.get("labels") or []:
         if check(label, f"label:{label}"):
@@ -59,6 +70,20 @@ def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     return list(dict.fromkeys(fields))
 
 
+def _batch_evidence(entry: BatchEntry, check: Callable[[str | None, str], bool]) -> None:
+    """The evidence of one action of a batch: `batch[2].testId:coin-overview-swap`, …"""
+    at = f"batch[{entry['index']}]"
+    target = entry["target"] or {}
+    if target.get("testId"):
+        check(target["testId"], f"{at}.testId:{target['testId']}")
+    if target.get("selector"):
+        check(target["selector"], f"{at}.selector:{target['selector']}")
+    if target.get("role") or target.get("name"):
+        role, name = target.get("role") or "", target.get("name") or ""
+        check(f"{role} {name}", f'{at}.target:{role}:"{name}"')
+    check(entry["tool"], f"{at}.tool:{entry['tool']}")
+
+
 def describe_target(target: PayloadTarget | None) -> str | None:
     if not target:
         return None
@@ -74,12 +99,25 @@ def describe_target(target: PayloadTarget | None) -> str | None:
     return None
 
 
+def batch_summary(entries: list[BatchEntry]) -> str:
+    """`batch: click testId: coin-overview-send, type testId: send-amount-input, …`"""
+    shown = [
+        " ".join(p for p in (e["tool"], describe_target(e["target"])) if p)
+        for e in entries[:MAX_SNIPPET_ACTIONS]
+    ]
+    more = ", …" if len(entries) > MAX_SNIPPET_ACTIONS else ""
+    return f"batch: {', '.join(shown) or 'no readable steps'}{more}"
+
+
 def snippet(payload: StepPayload, matched_fields: Iterable[str]) -> str:
-    """SPEC-03 §4.3.4: `match: …` first, then target, labels, screen and error code."""
+    """SPEC-03 §4.3.4: `match: …` first, then target (a batch: its actions), labels, screen
+    and error code."""
     parts = []
     top = list(matched_fields)[:MAX_SNIPPET_MATCHES]
     if top:
         parts.append(f"match: {', '.join(top)}")
+    if payload.get("batch") is not None:
+        parts.append(batch_summary(payload.get("batch") or []))
     # What the match already shows is not repeated (a testId, the screen, the error code).
     shown = " ".join(top)
     target = payload.get("target") or {}

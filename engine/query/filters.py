@@ -24,6 +24,7 @@ from engine.query.doc_store_cache import StoredDocs
 from engine.query.plan import step_filter
 from engine.query.superseded_rule import SUPERSEDED_FIELD, current_steps
 from engine.query.term_counts import TermCounts
+from engine.records import tool_action
 
 FilterClauses = list[tuple[tantivy.Occur, tantivy.Query]]
 """A query's filters as (occur, query) clauses of a boolean query."""
@@ -127,6 +128,10 @@ def _narrowing(
         clauses.append(term(schema, "tag", filters.tag.lower()))
     if filters.gitBranch:
         clauses.append(term(schema, "branch_name", filters.gitBranch.lower()))
+    if filters.stateMode:
+        clauses.append(term(schema, "state_mode", filters.stateMode.lower()))
+    if filters.fixturePreset:
+        clauses.append(term(schema, "fixture_preset", filters.fixturePreset.lower()))
     if filters.sinceHours:
         since = view.now - timedelta(hours=filters.sinceHours)
         clauses.append(int_range(schema, "created", epoch_ms_of(since), None))
@@ -135,8 +140,10 @@ def _narrowing(
             clauses.append(term(schema, "screen_name", filters.screen.lower()))
         if filters.ok is not None:
             clauses.append(term(schema, "ok", "true" if filters.ok else "false"))
-        if filters.tool:
-            clauses.append(term(schema, "tool_name", filters.tool.lower()))
+        if filters.tool:  # by its action: `click` and `mm_click` are one
+            clauses.append(term(schema, "tool_name", tool_action(filters.tool).lower()))
+        if filters.context:
+            clauses.append(term(schema, "context", filters.context))
     if filters.after or filters.before:
         # Steps by their own time; sessions by their createdAt.
         clauses.append(

@@ -2,7 +2,7 @@
 
 from typing import TypedDict
 
-from engine.core import SourceSession, StepSummary
+from engine.core import BatchAction, SourceSession, StepSummary
 from engine.index import StepPayload
 from engine.query.evidence import snippet
 from engine.query.salience import Recalls
@@ -54,6 +54,8 @@ def step_row(
         score=round(score, 4) if score is not None else None,
         sourceSession=session,
         recallCount=recalls.count if recalls else None,
+        batch=[BatchAction(**entry) for entry in payload["batch"]] if "batch" in payload else None,
+        context=payload.get("context"),
         salience=recalls.salience if recalls else None,
         **(superseded_fields(payload) if always_flag or is_superseded(payload) else {}),
         **(hit or HitFields()),

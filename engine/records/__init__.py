@@ -4,6 +4,15 @@ labels, screen detection and secret redaction, the knowledge root on disk (`know
 supersede planner that judges which recorded actions no longer work. Imports `engine.core` only.
 """
 
+from engine.records.batches import (
+    ActionOutcome,
+    Batch,
+    InnerAction,
+    as_record,
+    inner_screens,
+    read_batch,
+)
+from engine.records.diff_observations import completed
 from engine.records.knowledge_root import (
     DECISIONS_FILE,
     SESSION_FILE,
@@ -17,12 +26,15 @@ from engine.records.knowledge_root import (
     list_session,
     parse_step,
     step_id_for,
+    step_warnings,
 )
 from engine.records.labels import (
     DISCOVERY_TOOLS,
     INTERACTION_TOOLS,
     KNOWN_ACTIONS,
     NAVIGATION_TOOLS,
+    READING_TOOLS,
+    derive_labels,
     labelled,
     record_labels,
     tool_action,
@@ -67,6 +79,7 @@ from engine.records.models import (
 )
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
+from engine.records.step_names import follows, in_order
 from engine.records.supersede import (
     Action,
     Detected,
@@ -99,6 +112,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MIN_INT",
     "NAVIGATION_TOOLS",
+    "READING_TOOLS",
     "READ_LIST_ITEMS",
     "READ_TEXT_CHARS",
     "REDACTED",
@@ -110,10 +124,13 @@ __all__ = [
     "A11yNode",
     "A11ySnapshot",
     "Action",
+    "ActionOutcome",
+    "Batch",
     "Detected",
     "FactsCollector",
     "FileSig",
     "GitInfo",
+    "InnerAction",
     "KnowledgeStore",
     "Listing",
     "LoadedSession",
@@ -137,12 +154,18 @@ __all__ = [
     "Supersession",
     "TestIdItem",
     "ToolCall",
+    "as_record",
     "bounded_text",
     "changed_screens",
     "check_record",
+    "completed",
     "decode_all",
     "default_rules",
+    "derive_labels",
     "epoch_ms",
+    "follows",
+    "in_order",
+    "inner_screens",
     "is_secret",
     "judge",
     "labelled",
@@ -153,10 +176,12 @@ __all__ = [
     "parse_time",
     "plan",
     "plan_screen",
+    "read_batch",
     "record_labels",
     "scrub_step",
     "selector_test_id",
     "step_id_for",
+    "step_warnings",
     "superseded",
     "tool_action",
 ]

@@ -15,6 +15,7 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from engine.core import (
     validate_session_id,
     write_at,
 )
+from engine.records.batches import read_batch
 from engine.records.labels import labelled
 from engine.records.limits import MAX_READ_FILE_BYTES, SMALL_FILE_BYTES, parse_bounded
 from engine.records.models import (
@@ -41,14 +43,18 @@ from engine.records.models import (
     StepRecord,
     Supersession,
     Supersessions,
+    epoch_ms,
     now_iso,
     parse_time,
 )
+from engine.records.step_names import NEITHER, in_order, name_form, stamped_name, uses_stamps
 
 SESSION_FILE = "session.json"
 DECISIONS_FILE = "superseded.json"
 """Which of the session's steps are superseded (see `engine.records.supersede`)."""
 STEPS_DIR = "steps"
+ROOT_SESSIONS_ASKED = 32
+"""Sessions asked how they name steps when a new session's first step is written."""
 _SAFE_TOOL = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -88,6 +94,8 @@ class LoadedSession:
     meta_sig: FileSig | None
     steps: list[LoadedStep] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    warnings: list[Skip] = field(default_factory=list)
+    """Files read and indexed as far as they could be, and what of them could not be."""
     decisions: dict[str, Supersession] = field(default_factory=dict)
     """Step file stem -> why that step is superseded (`superseded.json`)."""
     refused: bool = False
@@ -465,6 +473,7 @@ class KnowledgeStore:
         except UnsafeFile as exc:
             signer.linked("steps")
             loaded.skipped.append(Skip(str(directory), exc.reason))
+        loaded.steps = in_order(loaded.steps, _file_name, _record_time)
 
     def _load_step(
         self, loaded: LoadedSession, folder: int, entry: os.DirEntry[str]
@@ -490,6 +499,7 @@ class KnowledgeStore:
             loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
             return sig
         loaded.steps.append(LoadedStep(step_id_for(loaded.session_id, name), record, sig))
+        loaded.warnings += step_warnings(self._step_path(loaded, name), name, record)
         return sig
 
     def _step_path(self, loaded: LoadedSession, name: str) -> Path:
@@ -508,8 +518,11 @@ class KnowledgeStore:
         return self.root / metadata.sessionId / SESSION_FILE
 
     def record_step(self, record: StepRecord) -> str:
-        """Write a step as the session's next `<NNNN>-<tool>.json`; returns its step id.
+        """Write a step as the session's next step file; returns its step id.
 
+        The name follows the session's form (`engine.records.step_names`): the next
+        `<NNNN>-<tool>.json`, or `<YYYYMMDD-HHMMSS-mmm>-<tool>.json` of the record's time
+        where the session (or, for its first step, the root) uses today's recorder's names.
         Labels are derived from the tool and outcome when the record has none. The file is
         created atomically and never overwrites another step, even with concurrent writers.
         """
@@ -518,8 +531,27 @@ class KnowledgeStore:
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
         data = _dump(record)
         with self._writable(session_id, STEPS_DIR) as folder:
-            name = _create_numbered(folder, _step_names(folder), f"-{tool}.json", data)
+            names = _step_names(folder)
+            stamps = uses_stamps(names)
+            if stamps is None:
+                stamps = self._root_uses_stamps(session_id)
+            if stamps:
+                moment = parse_time(record.timestamp) or datetime.now(UTC)
+                name = _create_stamped(folder, names, moment, tool, data)
+            else:
+                numbered = [n for n in names if name_form(n) != "stamped"]
+                name = _create_numbered(folder, numbered, f"-{tool}.json", data)
         return step_id_for(session_id, name)
+
+    def _root_uses_stamps(self, session_id: str) -> bool:
+        """Whether the root's latest sessions with step files use today's recorder's names
+        (those of the newest session ids first, a few at most: this runs once per session)."""
+        others = [s for s in self.session_ids() if s != session_id]
+        for other in others[::-1][:ROOT_SESSIONS_ASKED]:
+            stamps = uses_stamps(self.step_names(other))
+            if stamps is not None:
+                return stamps
+        return False
 
     def save_artifact(self, session_id: str, folder_name: str, suffix: str, data: bytes) -> str:
         """Write `data` as the next `<session>/<folder_name>/<NNNN><suffix>` (a screenshot),
@@ -528,6 +560,24 @@ class KnowledgeStore:
             taken = [n for n in os.listdir(folder) if not n.startswith(".")]
             name = _create_numbered(folder, taken, suffix, data)
         return f"{folder_name}/{name}"
+
+
+def step_warnings(path: Path, name: str, record: StepRecord) -> list[Skip]:
+    """What of a step file read could not be used, and why: a name of neither form, parts of
+    a batch that cannot be read (the rest of the file is indexed)."""
+    found = [Skip(str(path), NEITHER)] if name_form(name) is None else []
+    batch = read_batch(record)
+    if batch is not None:
+        found += [Skip(str(path), problem) for problem in batch.problems]
+    return found
+
+
+def _file_name(step: LoadedStep) -> str:
+    return step.step_id.split("/", 1)[1]
+
+
+def _record_time(step: LoadedStep) -> int:
+    return epoch_ms(step.record.timestamp)
 
 
 def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:
@@ -542,6 +592,16 @@ def _create_numbered(folder: int, taken: list[str], suffix: str, data: bytes) ->
     number = _next_number(taken)
     while not create_at(folder, name := f"{number:04d}{suffix}", data):
         number += 1
+    return name
+
+
+def _create_stamped(folder: int, names: list[str], moment: datetime, tool: str, data: bytes) -> str:
+    """Create `<YYYYMMDD-HHMMSS-mmm>-<tool>.json` in the open `folder` for `moment`, after
+    every stamped name there; never overwrites a file, even with concurrent writers."""
+    stamped = [n for n in names if name_form(n) == "stamped"]
+    name = stamped_name(moment, tool, max(stamped, default=None))
+    while not create_at(folder, name, data):
+        name = stamped_name(moment, tool, name)
     return name
 
 

@@ -1,10 +1,18 @@
-"""Step labels derived from the tool and the outcome (IMPROVEMENT-01 §4.2, as the TS recorder does).
+"""Tool names of both generations of recorders, and the step labels derived from them.
 
-discovery: describe_screen, list_testids, accessibility_snapshot, get_state
-navigation: navigate, wait_for_notification
+Recorders name their tools with a prefix (`mm_click`: the specs' recorder, knowhow's own tools
+with `--tool-prefix`) or without one (`click`: today's MetaMask recorder). `tool_action` gives
+the action either way, so filters, labels, summaries and suggestions treat them as one.
+
+Labels (IMPROVEMENT-01 §4.2, as the TS recorders derive them, extended to today's tools):
+discovery: describe_screen, list_testids, accessibility_snapshot, get_state, get_text
+navigation: navigate, switch_to_tab, close_tab, wait_for_notification (also `confirmation`: a
+notification is where a request is confirmed)
 interaction: click, type, wait_for — plus `confirmation` when the target mentions confirm,
-approve or submit. Any failure adds `error-recovery`. Other tools (launch, screenshot,
-cleanup) get no label.
+approve or submit
+setup: build, seed_contract(s), mock_network, cdp, set_context (preparing the test, never an
+action to suggest). Any failure adds `error-recovery`. Other tools (launch, screenshot, cleanup,
+run_steps, the knowledge tools) get no label of their own; a batch gets its actions' labels.
 """
 
 from functools import lru_cache
@@ -12,10 +20,27 @@ from functools import lru_cache
 from engine.records.models import StepRecord, StepTarget
 
 DISCOVERY_TOOLS = frozenset(
-    {"describe_screen", "list_testids", "accessibility_snapshot", "get_state"}
+    {"describe_screen", "list_testids", "accessibility_snapshot", "get_state", "get_text"}
 )
-NAVIGATION_TOOLS = frozenset({"navigate", "wait_for_notification"})
+NAVIGATION_TOOLS = frozenset({"navigate", "wait_for_notification", "switch_to_tab", "close_tab"})
 INTERACTION_TOOLS = frozenset({"click", "type", "wait_for"})
+SETUP_TOOLS = frozenset(
+    {"build", "seed_contract", "seed_contracts", "mock_network", "cdp", "set_context"}
+)
+READING_TOOLS = frozenset(
+    {
+        "knowledge_last",
+        "knowledge_search",
+        "knowledge_summarize",
+        "knowledge_sessions",
+        "get_context",
+        "list_contracts",
+        "get_contract_address",
+    }
+)
+"""Tools that read what is known (the knowledge store, the test's own set-up), not the page."""
+BATCH_TOOL = "run_steps"
+"""A batch of actions in one record (`engine.records.batches`)."""
 _CONFIRM_WORDS = ("confirm", "approve", "submit")
 
 
@@ -23,7 +48,9 @@ KNOWN_ACTIONS = sorted(
     DISCOVERY_TOOLS
     | NAVIGATION_TOOLS
     | INTERACTION_TOOLS
-    | {"launch", "screenshot", "cleanup", "list_testids"},
+    | SETUP_TOOLS
+    | READING_TOOLS
+    | {"launch", "screenshot", "cleanup", "clipboard", BATCH_TOOL},
     key=len,
     reverse=True,
 )
@@ -49,6 +76,10 @@ def derive_labels(tool_name: str, target: StepTarget | None, ok: bool) -> list[s
         labels.append("discovery")
     elif action in NAVIGATION_TOOLS:
         labels.append("navigation")
+        if action == "wait_for_notification":
+            labels.append("confirmation")
+    elif action in SETUP_TOOLS:
+        labels.append("setup")
     elif action in INTERACTION_TOOLS:
         labels.append("interaction")
         if target is not None:
@@ -61,14 +92,17 @@ def derive_labels(tool_name: str, target: StepTarget | None, ok: bool) -> list[s
 
 
 def record_labels(record: StepRecord) -> list[str]:
-    """A step's labels: the recorder's own when it gave some, else derived from tool and outcome."""
-    if record.labels is not None:
-        return record.labels
-    return derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
+    """A step's labels: the recorder's own, then those derived from tool and outcome that it
+    did not give (today's recorder labels `switch_to_tab` or `mock_network` with nothing)."""
+    derived = derive_labels(record.tool.name, record.tool.target, record.outcome.ok)
+    if record.labels is None:
+        return derived
+    return list(dict.fromkeys([*record.labels, *derived]))
 
 
 def labelled(record: StepRecord) -> StepRecord:
-    """The record with its labels filled in, as it is stored."""
+    """The record with its labels filled in when it has none, as it is stored (labels a
+    recorder gave are kept as given; `record_labels` adds the derived ones when indexing)."""
     if record.labels is not None:
         return record
     return record.model_copy(update={"labels": record_labels(record)})

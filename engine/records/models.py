@@ -34,6 +34,13 @@ class SessionMetadata(Record):
     git: GitInfo | None = None
     build: dict[str, Any] | None = None
     launch: dict[str, Any] | None = None
+    """How today's recorder launched the wallet: `stateMode` (default, onboarding, custom),
+    `fixturePreset`, `extensionPath`, `ports`."""
+
+    def launched(self, key: str) -> str | None:
+        """A `launch` value that is text (`stateMode`, `fixturePreset`), else None."""
+        value = (self.launch or {}).get(key)
+        return value if isinstance(value, str) and value else None
 
 
 class A11yHint(Record):
@@ -117,6 +124,13 @@ class StepRecord(Record):
     labels: list[str] | None = None
     recalled: list[RecallLink] | None = None
     """Memories this action followed, when it worked (read by `engine.history.session_context`)."""
+
+    @property
+    def context(self) -> str | None:
+        """`e2e` or `prod`: what today's recorder ran the step against (None when the record
+        does not say; kept as an unknown field, so a record with an odd value still loads)."""
+        value = (self.model_extra or {}).get("context")
+        return value if isinstance(value, str) else None
 
     @property
     def screen(self) -> str:

@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
+from engine.records.batches import entry_records
 from engine.records.models import Observation, StepRecord
 
 REDACTED = "[REDACTED]"
@@ -117,11 +118,13 @@ def _looks_like_secret_text(text: str) -> bool:
     return looks_like_secret(text)
 
 
-def _typed_places(record: StepRecord) -> Iterator[tuple[str, Any]]:
-    """(key, value) of the parts of a record an agent typed into: `tool.input` and unknown
-    fields of the tool and the record (`args`, …)."""
+def _typed_places(record: StepRecord, batch: bool) -> Iterator[tuple[str, Any]]:
+    """(key, value) of the parts of a record an agent typed into: `tool.input` (without a
+    batch's list of steps, which are judged one by one) and unknown fields of the tool and the
+    record (`args`, …)."""
     if record.tool.input:
-        yield "input", record.tool.input
+        given = record.tool.input
+        yield "input", {k: v for k, v in given.items() if k != "steps"} if batch else given
     for key, value in (record.tool.model_extra or {}).items():
         if key not in TOOL_KEYS:
             yield key, value
@@ -179,9 +182,19 @@ def _flatten(value: str | list[Any]) -> list[str]:
 
 
 def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[str]:
-    """The secret values typed in `record` (in record order, typed text first)."""
+    """The secret values typed in `record` (in record order, typed text first). Each entry of
+    a batch is judged on its own target: a password typed in one step of a batch makes that
+    step's text a secret, not the amount typed in another."""
+    entries = entry_records(record)
+    found = [s for entry in entries or () for s in _typed_secrets(entry, earlier)]
+    found += _typed_secrets(record, earlier, batch=entries is not None)
+    return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+
+
+def _typed_secrets(record: StepRecord, earlier: RefNodes | None, batch: bool = False) -> list[str]:
+    """`typed_secrets` of one record, a batch's steps left to the caller (`batch`)."""
     typed: list[tuple[str, str | list[Any]]] = []
-    for key, value in _typed_places(record):
+    for key, value in _typed_places(record, batch):
         _strings(key, value, typed)
     # Whether the target names a secret is asked only of a record that typed text (most
     # records typed none: a click, a look at the screen).
@@ -196,8 +209,7 @@ def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[s
             found += _flatten(text)
         elif isinstance(text, str) and looks_like_secret(text):
             found.append(text)
-    found += _shown_secrets(record.observation)
-    return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+    return found + _shown_secrets(record.observation)
 
 
 def _secrets_shown(observation: Observation) -> list[str]:

@@ -28,6 +28,7 @@ from engine.index import (
     count,
     counts_by,
     hit_count,
+    known_actions,
     read_payload,
     term,
 )
@@ -143,18 +144,20 @@ def recipe(
         if not screens or screens[-1] != payload["screen"]:
             screens.append(payload["screen"])
     actions = [
-        _recipe_action(step_id, payload)
+        _recipe_action(step_id, action, index)
         for step_id, payload in steps
-        if payload["ok"] and tool_action(payload["tool"]) not in SILENT_TOOLS
+        for index, action in known_actions(payload)
+        if action["ok"] and tool_action(action["tool"]) not in SILENT_TOOLS
     ]
     return screens, actions[:RECIPE_ACTIONS]
 
 
-def _recipe_action(step_id: str, payload: StepPayload) -> RecipeAction:
+def _recipe_action(step_id: str, payload: StepPayload, batch_index: int | None) -> RecipeAction:
     resolved = ResolvedTarget.from_payload(payload.get("target") or {})
     return RecipeAction(
         stepId=step_id,
         tool=payload["tool"],
         screen=payload.get("onScreen") or payload["screen"],
         target=resolved.describe() or None,
+        batchIndex=batch_index,
     )

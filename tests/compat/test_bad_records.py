@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.inputs import LastInput, SummarizeInput
+from engine import LastInput, SummarizeInput
 from tests.compat.mm_format import write_new
 from tests.compat.scenarios import send_flow
 from tests.conftest import Knowledge

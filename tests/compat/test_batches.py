@@ -4,8 +4,7 @@ position in the batch. What the record cannot say (which inner action failed) is
 
 from datetime import timedelta
 
-from engine.inputs import SearchInput, SummarizeInput, validate
-from engine.prior import ScreenContext
+from engine import ScreenContext, SearchInput, SummarizeInput, validate
 from tests.compat.mm_format import Act, Node, Screen, Session, write_new
 from tests.compat.scenarios import (
     CONFIRM,
@@ -111,7 +110,7 @@ def test_prior_knowledge_suggests_inner_actions_of_a_batch_that_worked(kb: Knowl
     ids = write_new(kb.root, batched_send_flow("mm-send-b"))
     write_new(kb.root, Session("mm-send-c", FIXED_NOW - timedelta(hours=1)))
     prior = kb.engine().prior_knowledge(send_screen_now("mm-send-c"))
-    suggested = {s.preferredTarget.value: s for s in prior.suggestedNextActions}
+    suggested = {str(s.preferredTarget.value): s for s in prior.suggestedNextActions}
     amount = suggested["send-amount-input"]
     assert amount.action == "type"
     assert (amount.stepId, amount.batchIndex) == (ids[2], 2)
@@ -124,11 +123,15 @@ def test_prior_knowledge_neither_suggests_nor_avoids_actions_of_a_failed_batch(
 ) -> None:
     for n in range(3):
         session = Session(f"mm-fail-{n}", FIXED_NOW - timedelta(hours=5 + n), flow_tags=["send"])
+        session.step(Act("describe_screen"), HOME)
         session.step(Act("click", test_id="coin-overview-send"), SEND)
         session.batch(SEND_ACTS[1:], SEND, ok=False, error=("MM_BATCH_FAILED", "x"))
         write_new(kb.root, session)
     prior = kb.engine().prior_knowledge(send_screen_now("mm-send-z"))
-    assert prior.suggestedNextActions == []
+    assert all(s.batchIndex is None for s in prior.suggestedNextActions)
+    assert all(s.batchIndex is None for s in prior.similarSteps)
+    batched = {"recipient-address-input", "send-amount-input"}
+    assert not batched & {str(s.preferredTarget.value) for s in prior.suggestedNextActions}
     assert prior.avoid == []
 
 

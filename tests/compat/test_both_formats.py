@@ -5,8 +5,14 @@ from datetime import timedelta
 
 import pytest
 
-from engine.inputs import DuplicatesInput, LastInput, SessionsInput, SummarizeInput, TimelineInput
-from engine.prior import ScreenContext
+from engine import (
+    DuplicatesInput,
+    LastInput,
+    ScreenContext,
+    SessionsInput,
+    SummarizeInput,
+    TimelineInput,
+)
 from tests.compat.mm_format import Act, Format, Session, write
 from tests.compat.scenarios import CONFIRM, HOME, RECIPIENT, SEND, send_flow
 from tests.conftest import FIXED_NOW, Knowledge

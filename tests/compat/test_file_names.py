@@ -5,8 +5,8 @@ import json
 import re
 from datetime import timedelta
 
-from engine.inputs import LastInput, SummarizeInput, TimelineInput
-from engine.models import Observation, Outcome, ScreenState, StepRecord, StepTarget, ToolCall
+from engine import LastInput, SummarizeInput, TimelineInput
+from engine.records import Observation, Outcome, ScreenState, StepRecord, StepTarget, ToolCall
 from tests.compat.mm_format import Session, write_new, write_old
 from tests.compat.scenarios import HOME, SEND, send_flow
 from tests.conftest import FIXED_NOW, Knowledge, iso

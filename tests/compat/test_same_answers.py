@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.inputs import LastInput, SummarizeInput, TimelineInput, validate
-from engine.prior import ScreenContext
+from engine import LastInput, ScreenContext, SummarizeInput, TimelineInput, validate
 from tests.compat.mm_format import Act, Session, Step, write_new, write_old
 from tests.compat.scenarios import CONFIRM, HOME, SEND, SWAP
 from tests.conftest import FIXED_NOW, Knowledge

@@ -106,7 +106,7 @@ def test_concurrent_writers_never_lose_a_step(kb):
         ("mm_accessibility_snapshot", {}, True, ["discovery"]),
         ("mm_get_state", {}, True, ["discovery"]),
         ("mm_navigate", {}, True, ["navigation"]),
-        ("mm_wait_for_notification", {}, True, ["navigation"]),
+        ("mm_wait_for_notification", {}, True, ["navigation", "confirmation"]),
         ("mm_click", {"test_id": "send-button"}, True, ["interaction"]),
         ("mm_type", {"test_id": "amount-input"}, True, ["interaction"]),
         ("mm_wait_for", {"test_id": "tx-list"}, True, ["interaction"]),
@@ -146,7 +146,7 @@ def test_record_step_derives_labels(kb, tool, target, ok, labels):
     [
         ("describe_screen", ["discovery"]),
         ("wait_for", ["interaction"]),
-        ("wait_for_notification", ["navigation"]),
+        ("wait_for_notification", ["navigation", "confirmation"]),
         ("my_app_click", ["interaction"]),
     ],
 )

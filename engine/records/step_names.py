@@ -1,0 +1,91 @@
+"""Step file names of both forms, a session's step order, and the name of the next step.
+
+- numbered, `0001-mm_click.json` (knowhow's recorder and the one our specs describe): in order
+  of their number (`10000-…` after `9999-…`);
+- stamped, `20260115-120000-123-click.json` (today's MetaMask recorder: local time to the
+  millisecond, never repeating within a process): in order of their stamp;
+- neither (`click.json`): read and indexed all the same, reported, and placed by the time its
+  record gives.
+
+A session of one form is in that form's order. A session that mixes them (knowhow recording
+into a session another recorder started, a file of neither form) is in the order of the
+records' own times, each form keeping its own order: a merge, so two steps with the same time,
+or a record whose time cannot be read, never reorder a recorder's own sequence.
+"""
+
+import heapq
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar
+
+T = TypeVar("T")
+Form = Literal["numbered", "stamped"]
+STAMPED = re.compile(r"(\d{8}-\d{6}-\d{3})-[A-Za-z_].*")
+NUMBERED = re.compile(r"(\d+)-[A-Za-z_].*")
+STAMP_FORMAT = "%Y%m%d-%H%M%S-"
+NEITHER = (
+    "file name is neither <number>-<tool>.json nor <YYYYMMDD-HHMMSS-mmm>-<tool>.json: "
+    "indexed, placed by its record's timestamp"
+)
+
+
+def name_form(name: str) -> Form | None:
+    """The form of a step file name (with or without `.json`); None for neither."""
+    stem = name.removesuffix(".json")
+    if STAMPED.fullmatch(stem):
+        return "stamped"
+    if NUMBERED.fullmatch(stem):
+        return "numbered"
+    return None
+
+
+def _key(name: str) -> tuple[int, str]:
+    """Order within a form: a numbered name by its number, a stamped one by its name."""
+    match = NUMBERED.fullmatch(name.removesuffix(".json"))
+    if match and name_form(name) == "numbered":
+        return int(match.group(1)), name
+    return 0, name
+
+
+def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], int]) -> list[T]:
+    """`items` (steps of one session) in step order, as the module says; `time` gives a
+    step's record time in epoch milliseconds (0 when unknown)."""
+    groups: dict[Form | None, list[T]] = {}
+    for item in items:
+        groups.setdefault(name_form(name(item)), []).append(item)
+    ordered = [sorted(g, key=lambda item: _key(name(item))) for g in groups.values()]
+    if len(ordered) == 1 and None not in groups:
+        return ordered[0]
+    return list(heapq.merge(*ordered, key=time))
+
+
+def follows(names: Sequence[str], new: Sequence[str]) -> bool:
+    """Whether the `new` step files come after every one of `names` in step order, knowing
+    only the names: all of one form, each new one after the last known one."""
+    forms = {name_form(n) for n in (*names, *new)}
+    if len(forms) != 1 or None in forms:
+        return False
+    last = max(map(_key, names), default=None)
+    return last is None or all(_key(n) > last for n in new)
+
+
+def uses_stamps(names: Sequence[str]) -> bool | None:
+    """Whether a session's step files (names in step order) are stamped: as its latest
+    named one is; None when it has none of either form."""
+    for name in reversed(names):
+        form = name_form(name)
+        if form is not None:
+            return form == "stamped"
+    return None
+
+
+def stamped_name(moment: datetime, tool: str, after: str | None) -> str:
+    """`<YYYYMMDD-HHMMSS-mmm>-<tool>.json` of `moment` in local time, as today's recorder
+    names steps, one millisecond after the stamp of `after` (the session's latest stamped
+    name) when `moment` is not later: names stay in the order they were written."""
+    local = moment.astimezone()
+    if after is not None and (match := STAMPED.fullmatch(after.removesuffix(".json"))):
+        previous = datetime.strptime(match.group(1) + "000", STAMP_FORMAT + "%f").astimezone()
+        local = max(local, previous + timedelta(milliseconds=1))
+    return f"{local.strftime(STAMP_FORMAT)}{local.microsecond // 1000:03d}-{tool}.json"
