@@ -4,11 +4,11 @@ Index side and query side share one pipeline (`analyze`), so a token written int
 exactly the token a query looks for.
 """
 
-from analyzers.analyze import QueryTerm, analyze, analyze_query
+from analyzers.analyze import QueryTerm, analyze, analyze_query, names_something
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
-from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS
+from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_nothing
 from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
 from analyzers.text import tokenize
 from analyzers.typos import edit_distance, max_typo_edits
@@ -28,6 +28,8 @@ __all__ = [
     "expand_with_synonyms",
     "glossed",
     "max_typo_edits",
+    "names_nothing",
+    "names_something",
     "split_identifier",
     "stem",
     "tokenize",

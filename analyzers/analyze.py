@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from analyzers.glossary import query_words
 from analyzers.identifiers import identifier_spellings, split_identifier
 from analyzers.stemming import stem
-from analyzers.stopwords import is_searchable
+from analyzers.stopwords import is_searchable, names_nothing
 from analyzers.synonyms import SynonymTable
 from analyzers.text import lower_chars, words
 
@@ -50,6 +50,17 @@ def analyze(text: str | None) -> list[str]:
     return list(out)
 
 
+def names_something(text: str) -> bool:
+    """Whether a query holds a word worth searching for: one that is not a stopword, an asking
+    word (`names_nothing`) or too short. A query of only such words, symbols or punctuation
+    (`the and of`, `?!`, emoji) gives a search nothing to look for."""
+    return any(
+        is_searchable(part) and is_searchable(stem(part)) and not names_nothing(part)
+        for word in words(text)
+        for part in split_identifier(word)
+    )
+
+
 def _known_compound(words: list[str], index: int, table: SynonymTable) -> str | None:
     """Two query words that the synonym table knows as one word (`sign in` -> `signin`)."""
     if index + 1 >= len(words):
@@ -66,6 +77,9 @@ class QueryTerm:
     weight: float
     concept: str
     kind: str  # "exact" | "whole" | "spelling" | "synonym" | "glossary" | "typo" | "prefix"
+    said: str = ""
+    """The concept as the query typed it (`Send`, `coin-overview-send`, `seed words`): what an
+    answer names when it says which concepts it found."""
 
 
 def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[QueryTerm]:
@@ -84,30 +98,35 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
 
     typed = words(query)
     glossed = table.glossary.matches(query_words(query))
-    expression_of = {i: m.expression for m in glossed for i in range(m.start, m.end)}
+    expression_of = {i: m for m in glossed for i in range(m.start, m.end)}
     index = 0
     while index < len(typed):
         word = typed[index]
-        expression = expression_of.get(index)
+        match = expression_of.get(index)
+        expression = match.expression if match else None
+        said = " ".join(typed[match.start : match.end]) if match else word
         compound = _known_compound(typed, index, table)
         if compound is not None:  # "sign in" means "signin" (a synonym of unlock), not "sign"
+            said = said if match else f"{word} {typed[index + 1]}"
             word = compound
             index += 1
         index += 1
         parts = split_identifier(word)
         if len(parts) > 1:
             whole = lower_chars(word)
-            add(QueryTerm(whole, 1.0, expression or whole, "whole"))
+            add(QueryTerm(whole, 1.0, expression or whole, "whole", said))
             for spelling in identifier_spellings(word)[1:]:
-                add(QueryTerm(spelling, 1.0, expression or whole, "spelling"))
+                add(QueryTerm(spelling, 1.0, expression or whole, "spelling", said))
         for part in parts:
             token = stem(part)
             if not (is_searchable(part) and is_searchable(token)):
                 continue
-            add(QueryTerm(token, 1.0, expression or token, "exact"))
+            part_said = said if match or len(parts) == 1 else part
+            add(QueryTerm(token, 1.0, expression or token, "exact", part_said))
             for syn in sorted(table.synonyms_of(token)):
-                add(QueryTerm(syn, SYNONYM_WEIGHT, expression or token, "synonym"))
+                add(QueryTerm(syn, SYNONYM_WEIGHT, expression or token, "synonym", part_said))
     for match in glossed:
+        said = " ".join(typed[match.start : match.end])
         for token in dict.fromkeys(t for means in match.means for t in analyze(means)):
-            add(QueryTerm(token, GLOSSARY_WEIGHT, match.expression, "glossary"))
+            add(QueryTerm(token, GLOSSARY_WEIGHT, match.expression, "glossary", said))
     return list(terms.values())

@@ -19,6 +19,9 @@ queries were answered with results. Every other set prints its targets as PASS/F
 - a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (issue 7's bar for
   the public paraphrases, applied to every paraphrase set: unseen sets are checked the same way);
 - every set: hybrid within 0.01 of keyword on every query kind.
+Every set also reports how many of its queries knowhow's answer flags (its coverage names a concept
+of the query that no step holds, or it is empty): target at least 10 of 12 on a nothing-matches
+set (kind `nothing`), at most 15 % on the public set.
 The renames of the eval vocabulary (`vocab.json` "renames": a new testId and the old one it
 replaced) are searched by their old testId in each knowhow mode: a rename passes when a step that
 worked with its new testId is in the first 3 results (target: all of them).
@@ -61,6 +64,10 @@ MODES = ["hybrid", "keyword", "semantic"]
 HYBRID_TOLERANCE = 0.01
 """Hybrid may fall below keyword on a query kind by at most this much (issue 7)."""
 MEASURES = ["nDCG@10", "MRR@10", "R@20"]
+FLAGGED_NOTHING_AT_LEAST = 10 / 12
+"""Share of a nothing-matches set's queries whose answer must say that something is missing."""
+FLAGGED_PUBLIC_AT_MOST = 0.15
+"""Share of the public queries whose answer may say so (they are about what was recorded)."""
 RENAME_DEPTH = 3
 """A rename passes when a working step with its new testId is among this many first results."""
 KNOWHOW_RUNS = ["knowhow", "knowhow-keyword", "knowhow-semantic"]
@@ -198,6 +205,30 @@ def answered_report(qset: str, stats: dict[str, dict[str, float]], n_queries: in
     ]
     md = f"**{qset}** — no query has a relevant step: queries answered with results\n\n"
     return md + md_table(["run", "answered", "mean results"], rows)
+
+
+def flagged(path: Path) -> tuple[int, int]:
+    """(answers flagged, answers) of a `batch-search --coverage` file: an answer is flagged when
+    its coverage names a concept no step holds, or it is empty."""
+    answers = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return sum(1 for a in answers if a.get("uncovered") or not a["total"]), len(answers)
+
+
+def flag_report(qset: str, counts: dict[str, tuple[int, int]], kinds: set[str]) -> tuple[str, bool]:
+    """A line on the answers each knowhow run flagged, and whether the set's target (if any)
+    holds for hybrid."""
+    said = "; ".join(f"{n} {k} of {total}" for n, (k, total) in counts.items())
+    md = f"- answers flagged as missing a concept of the query: {said}"
+    k, total = counts.get("knowhow", (0, 0))
+    if kinds == {"nothing"}:
+        ok = total > 0 and k >= FLAGGED_NOTHING_AT_LEAST * total - 1e-9
+        md += f"; target hybrid >= {FLAGGED_NOTHING_AT_LEAST:.0%}: **{'PASS' if ok else 'FAIL'}**"
+        return md + "\n", ok
+    if qset == "queries_public":
+        ok = k <= FLAGGED_PUBLIC_AT_MOST * total + 1e-9
+        md += f"; target hybrid <= {FLAGGED_PUBLIC_AT_MOST:.0%}: **{'PASS' if ok else 'FAIL'}**"
+        return md + "\n", ok
+    return md + "\n", True
 
 
 def rename_queries(ev: Path, path: Path) -> list[tuple[str, str, str]]:
@@ -360,6 +391,7 @@ def main() -> int:
         rundir = work / "runs" / f"{qset}-{tag}"
         rundir.mkdir(parents=True, exist_ok=True)
         runs: dict[str, Path] = {}
+        flags: dict[str, tuple[int, int]] = {}
         for b in BASELINES:
             if args.reuse_baselines and (rundir / f"{b}.run").exists():
                 runs[b] = rundir / f"{b}.run"
@@ -376,18 +408,26 @@ def main() -> int:
             cmd = [*kh, "batch-search", "--root", str(root), "--index", str(index)]
             cmd += ["--queries", str(qfile), "--run", str(rundir / f"{name}.run")]
             cmd += ["--mode", mode, *similarity_floor]
+            cmd += ["--coverage", str(rundir / f"{name}.coverage.jsonl")]
             p = run([*cmd, "--k", str(args.k)], logs / f"{name}-{qset}.log")
             if p.ok:
                 runs[name] = rundir / f"{name}.run"
+                flags[name] = flagged(rundir / f"{name}.coverage.jsonl")
             result.setdefault("knowhow_latency", {}).setdefault(qset, {})[mode] = last_json(
                 p.stdout
             )
+        flag_md, flags_pass = flag_report(qset, flags, set(kinds.values()))
+        all_pass &= flags_pass
         if not qrels:
             stats = answered(runs, list(kinds))
-            md = answered_report(qset, stats, len(kinds))
+            md = answered_report(qset, stats, len(kinds)) + "\n" + flag_md
             sections.append(md)
             out(md)
-            result.setdefault("query_sets", {})[qset] = {"queries": str(qfile), "answered": stats}
+            result.setdefault("query_sets", {})[qset] = {
+                "queries": str(qfile),
+                "answered": stats,
+                "flagged": flags,
+            }
             continue
         scores = {n: summarize(per_query(qrels, read_run(path)), kinds) for n, path in runs.items()}
         cmd = [sys.executable, str(ev / "score.py"), "--qrels", str(qrels_path)]
@@ -404,7 +444,7 @@ def main() -> int:
         tgt = targets(scores, paraphrase)
         all_pass &= set_pass(tgt, scores)
         n_q = len(qrels)
-        md = report(f"{qset} ({n_q} judged queries)", scores, tgt, mismatches)
+        md = report(f"{qset} ({n_q} judged queries)", scores, tgt, mismatches) + flag_md
         sections.append(md)
         out(md)
         result.setdefault("query_sets", {})[qset] = {
@@ -414,6 +454,7 @@ def main() -> int:
             "score_py": score_py,
             "mismatches": mismatches,
             "targets": tgt,
+            "flagged": flags,
         }
 
     if kh_ok:

@@ -56,6 +56,8 @@ NEAREST = 10
 """Each judged query's nearest steps whose relevance, by similarity band, calibrates what a
 similarity says (`bands`)."""
 BAND = 0.1
+FINE_FLOORS = [round(0.05 + 0.01 * i, 2) for i in range(46)]
+"""Floors (0.05 .. 0.50) searched for the balanced one (`balanced`)."""
 
 
 def step_similarities(engine: KnowledgeEngine) -> tuple[list[str], Any]:
@@ -112,6 +114,27 @@ def floor_table(
     return rows
 
 
+def balanced(pairs: list[tuple["np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]]) -> dict[str, Any]:
+    """The floor that best tells relevant steps from unrelated ones: the most relevant pairs
+    kept for the fewest unrelated (Youden's J: share of relevant kept minus share of unrelated
+    kept), over all pairs (pooled: the queries with hundreds of relevant steps weigh most) and
+    averaged per query (each query weighs the same)."""
+    relevant = np.concatenate([good for good, _ in pairs])
+    unrelated = np.concatenate([other for _, other in pairs])
+    pooled = {f: float((relevant >= f).mean() - (unrelated >= f).mean()) for f in FINE_FLOORS}
+    per_query = {
+        f: float(np.mean([(good >= f).mean() - (other >= f).mean() for good, other in pairs]))
+        for f in FINE_FLOORS
+    }
+    return {
+        "pooled": max(pooled, key=lambda f: pooled[f]),
+        "pooled_j": max(pooled.values()),
+        "per_query": max(per_query, key=lambda f: per_query[f]),
+        "per_query_j": max(per_query.values()),
+        "j_at": {f: (pooled[f], per_query[f]) for f in FINE_FLOORS},
+    }
+
+
 def bands(nearest: list[tuple[float, bool]]) -> list[dict[str, float]]:
     """Among each query's `NEAREST` steps: per similarity band, how many there are and the
     share that is relevant (what a similarity in that band says about a step search shows)."""
@@ -163,6 +186,11 @@ def report(result: dict[str, Any]) -> str:
         for b in result["bands"]
     ]
     md += md_table(["similarity", "steps", "relevant"], rows)
+    b = result["balanced"]
+    md += "\nThe balanced floor (most relevant pairs kept for the fewest unrelated, Youden's J): "
+    md += f"{b['pooled']:.2f} over all pairs (J {b['pooled_j']:.3f}), {b['per_query']:.2f} "
+    md += f"averaged per query (J {b['per_query_j']:.3f}); at 0.20: J "
+    md += f"{b['j_at'][0.2][0]:.3f} / {b['j_at'][0.2][1]:.3f}\n"
     md += "\nPer set: median over queries of the best relevant and the best unrelated step\n\n"
     rows = [
         [name, str(v["queries"]), fmt(v["best_relevant_median"]), fmt(v["best_unrelated_median"])]
@@ -200,6 +228,7 @@ def main() -> int:
     best_relevant: list[float] = []
     best_unrelated: list[float] = []
     nearest: list[tuple[float, bool]] = []
+    separated: list[tuple[Any, Any]] = []
     sets: dict[str, dict[str, Any]] = {}
     judged = [ev / "queries_public.jsonl", ev / "queries_paraphrase_public.jsonl"]
     for qfile in dict.fromkeys(p.resolve() for p in [*judged, *(args.queries or [])]):
@@ -221,6 +250,7 @@ def main() -> int:
             mask[[position[d] for d in rels if d in position]] = False
             relevant += sims[good].tolist()
             unrelated += sims[mask].tolist()
+            separated.append((sims[good], sims[mask]))
             per_set.append((float(sims[good].max()), float(sims[mask].max())))
             good_set = set(good)
             nearest += [(float(sims[i]), int(i) in good_set) for i in np.argsort(-sims)[:NEAREST]]
@@ -253,6 +283,7 @@ def main() -> int:
         },
         "sets": sets,
         "bands": bands(nearest),
+        "balanced": balanced(separated),
         "floors": floor_table(relevant, unrelated, best_relevant, best_unrelated, nothing_best),
     }
     md = report(result)

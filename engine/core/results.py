@@ -80,6 +80,10 @@ class StepSummary(Result):
     """`keyword`, `semantic` or `both`; on search results."""
     relatedCount: int | None = None
     """Search results: how many other current memories share its duplicate group."""
+    confidence: float | None = None
+    """Search results: how surely it answers the query, comparable across queries (0..1; 1.0:
+    it holds every concept of the query or the identifier typed; a match by meaning alone at
+    most `engine.query.coverage.MEANING_AT_MOST`, less when no step holds some concept)."""
 
 
 class SessionMemory(Result):
@@ -92,11 +96,23 @@ class SessionMemory(Result):
     session: SourceSession
     score: float
     """The score of its best matching step (the session's rank)."""
+    confidence: float | None = None
+    """Its best matching step's confidence (`StepSummary.confidence`)."""
     similarity: float | None = None
     matchType: str
     matchedSteps: list[str]
     screens: list[str]
     actions: list["RecipeAction"]
+
+
+class SearchCoverage(Result):
+    """Which concepts of a query (words, expressions, whole identifiers, as typed) some step
+    within the search's scope and filters holds, by its words or their stems, synonyms, glossary
+    translations, spellings, typo corrections or completions, and which none does. Words that
+    only shape the question (`how`, `my`, `of`) are in neither list."""
+
+    covered: list[str]
+    uncovered: list[str]
 
 
 class SearchPage(Result):
@@ -107,7 +123,10 @@ class SearchPage(Result):
     hasMore: bool
     results: list[StepSummary] | list[SessionMemory]
     """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
+    coverage: SearchCoverage | None = None
     hint: str | None = None
+    """What the answer lacks, in a sentence: the concepts no step holds (an identifier first),
+    and for an empty answer what the index knows instead."""
     mode: str | None = None
     modeUsed: str | None = None
     degraded: str | None = None

@@ -54,6 +54,9 @@ class Hit:
     """In the keyword leg's first tier: it holds a whole identifier the query typed."""
     coverage: float = 0.0
     """The share of the query's concepts it covers (keyword hits of the rerank window)."""
+    held: int = 0
+    """Which of the query's concepts it holds, as a bit mask (keyword hits of the rerank
+    window): what the answer's coverage is made of (`engine.query.coverage`)."""
     score: float = 0.0
     tie: tuple[bool, float, int] | None = None
     """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""

@@ -12,7 +12,6 @@ session (launch, unlock, observe) above the steps that did the thing asked (docs
 import logging
 import os
 import queue
-import re
 import threading
 import time
 import weakref
@@ -27,6 +26,7 @@ import numpy as np
 import tantivy
 from threadpoolctl import threadpool_limits
 
+from analyzers import names_something
 from engine.embedding import Embedder, KeyNumbers, VectorReader, Vectors
 from engine.index import KEY_COLUMNS, doc_key, is_observation_text
 from engine.query import FilterClauses, ReadView
@@ -57,7 +57,6 @@ EMBED_TIMEOUT_ENV = "KNOWHOW_EMBED_TIMEOUT_MS"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 S = TypeVar("S")
-_WORD = re.compile(r"\w", re.UNICODE)
 
 
 class EmbeddingTimeout(Exception):
@@ -81,8 +80,10 @@ def configured_embed_timeout() -> float:
 
 
 def embeddable(query: str) -> bool:
-    """A query of only punctuation embeds to noise: answered by keywords instead."""
-    return bool(_WORD.search(query))
+    """A query with no word to search for (only stopwords, punctuation or symbols:
+    `analyzers.names_something`) embeds to noise: it is not embedded (search answers it
+    empty, saying so)."""
+    return names_something(query)
 
 
 @dataclass

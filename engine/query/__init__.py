@@ -5,6 +5,14 @@ evidence, salience and source session). Imports the layers up to `engine.index`;
 `engine.live`.
 """
 
+from engine.query.coverage import (
+    NO_WORDS,
+    confidence,
+    coverage_hint,
+    held_anywhere,
+    identifier_mask,
+    search_coverage,
+)
 from engine.query.doc_store_cache import StoredDocs
 from engine.query.evidence import describe_target, match_evidence
 from engine.query.filters import (
@@ -31,6 +39,7 @@ from engine.query.vocabulary import TypoVocabulary
 
 __all__ = [
     "NO_RECALLS",
+    "NO_WORDS",
     "SALIENCE_WEIGHT",
     "SUPERSEDED_FIELD",
     "Clause",
@@ -41,12 +50,16 @@ __all__ = [
     "StoredDocs",
     "TermCounts",
     "TypoVocabulary",
+    "confidence",
+    "coverage_hint",
     "current_steps",
     "describe_target",
     "epoch_ms_of",
     "filter_clauses",
+    "held_anywhere",
     "hide_superseded",
     "holds_any",
+    "identifier_mask",
     "is_superseded",
     "lifted",
     "match_evidence",
@@ -55,6 +68,7 @@ __all__ = [
     "salience_of",
     "scope_session",
     "scored_query",
+    "search_coverage",
     "search_filters",
     "source_sessions",
     "step_clauses",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-from analyzers import QueryTerm, SynonymTable, analyze_query
+from analyzers import QueryTerm, SynonymTable, analyze_query, names_nothing, split_identifier
 from engine.index import DOC_STEP, FIELD_BOOSTS
 from engine.query.term_counts import TermCounts
 from engine.query.vocabulary import TypoVocabulary
@@ -37,6 +37,28 @@ class Clause:
 
 
 @dataclass(frozen=True, slots=True)
+class Concept:
+    """One concept of a query as an answer names it: what the query typed, and whether any
+    step of the index can hold it."""
+
+    said: str
+    """As typed (`Send`, `coin-overview-send`, `seed words`)."""
+    tokens: frozenset[str]
+    """Every token standing for it (stem, spellings, synonyms, glossary words, typos, prefixes)."""
+    identifier: bool
+    """A compound identifier typed whole (`gas-station-toggle`)."""
+    part_of: str | None
+    """The identifier typed whole that this word is a part of (`send` of `coin-overview-send`)."""
+    asks: bool
+    """It only shapes the sentence (`how`, `my`, `of`: `analyzers.names_nothing`): an answer
+    is not missing anything when no step holds it."""
+    indexed: bool
+    """Some step of the index holds one of its tokens (a clause exists)."""
+    read_as: str | None
+    """The correction it is read as, when only typo corrections of it are in the index."""
+
+
+@dataclass(frozen=True, slots=True)
 class PlannedQuery:
     """The expanded terms (for evidence) and the (field, term) clauses that exist in the index."""
 
@@ -51,6 +73,8 @@ class PlannedQuery:
     whole_tokens: frozenset[str]
     """The compound identifiers typed whole (`coin-overview-send`), in each common spelling: a
     document holding one in any field is an exact match and ranks above every partial match."""
+    concepts: tuple[Concept, ...] = ()
+    """Per query word, in `concept_tokens` order: how an answer's coverage names it."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -112,10 +136,11 @@ def plan_query(
             boost = FIELD_BOOSTS[field] * term.weight
             candidates.append((Clause(field, term.token, boost, term.concept), df))
     clauses = budget_clauses(candidates, searcher.num_docs)
-    concepts = dict.fromkeys(t.concept for t in base)
+    keys = dict.fromkeys(t.concept for t in base)
     concept_tokens = tuple(
-        frozenset(t.token for t in terms.values() if t.concept == c) for c in concepts
+        frozenset(t.token for t in terms.values() if t.concept == c) for c in keys
     )
+    held = {c.token for c, _ in candidates}
     return PlannedQuery(
         tuple(terms.values()),
         tuple(clauses),
@@ -123,7 +148,36 @@ def plan_query(
         frozenset(terms),
         concept_tokens,
         frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
+        _concepts(base, list(terms.values()), keys, held),
     )
+
+
+def _concepts(
+    base: list[QueryTerm], terms: list[QueryTerm], keys: dict[str, None], held: set[str]
+) -> tuple[Concept, ...]:
+    """The concepts of `keys` (in order) as an answer names them; `held`: tokens with a clause."""
+    said: dict[str, str] = {}
+    for term in base:
+        said.setdefault(term.concept, term.said or term.concept)
+    wholes = {t.said: split_identifier(t.said) for t in base if t.kind == "whole"}
+    concepts = []
+    for key in keys:
+        mine = [t for t in terms if t.concept == key]
+        found = [t for t in mine if t.token in held]
+        typos = [t.token for t in found if t.kind == "typo"]
+        text = said[key]
+        concepts.append(
+            Concept(
+                said=text,
+                tokens=frozenset(t.token for t in mine),
+                identifier=any(t.kind == "whole" for t in mine),
+                part_of=next((w for w, parts in wholes.items() if text in parts), None),
+                asks=names_nothing(text),
+                indexed=bool(found),
+                read_as=typos[0] if typos and len(typos) == len(found) else None,
+            )
+        )
+    return tuple(concepts)
 
 
 def budget_clauses(candidates: list[tuple[Clause, int]], num_docs: int) -> list[Clause]:

@@ -16,6 +16,7 @@ class HitFields(TypedDict, total=False):
     similarity: float | None
     matchType: str
     relatedCount: int | None
+    confidence: float
 
 
 def step_row(

@@ -15,6 +15,7 @@ slices of one order.
 """
 
 from collections import Counter
+from collections.abc import Callable
 
 import tantivy
 
@@ -104,8 +105,11 @@ def session_order(ranked: list[Hit], matching: dict[str, int]) -> list[tuple[str
     return [*by_session.items(), *((s, []) for s in rest)]
 
 
-def session_rows(view: ReadView, page: list[tuple[str, list[Hit]]]) -> list[SessionMemory]:
-    """The result rows of a page of sessions: the session, its matching steps and its recipe."""
+def session_rows(
+    view: ReadView, page: list[tuple[str, list[Hit]]], confidence: Callable[[Hit], float]
+) -> list[SessionMemory]:
+    """The result rows of a page of sessions: the session, its matching steps and its recipe;
+    its confidence is its best step's (`confidence` of a hit)."""
     sessions = source_sessions(view.searcher, view.schema, {s for s, _ in page})
     rows = []
     for session_id, hits in page:
@@ -116,6 +120,7 @@ def session_rows(view: ReadView, page: list[tuple[str, list[Hit]]]) -> list[Sess
                 sessionId=session_id,
                 session=sessions[session_id],
                 score=round(best.score, 4) if best else 0.0,
+                confidence=confidence(best) if best else 0.0,
                 similarity=round(best.similarity, 4)
                 if best and best.similarity is not None
                 else None,

@@ -17,8 +17,8 @@ from datetime import timedelta
 
 import tantivy
 
-from analyzers import SynonymTable
-from engine.core import SearchInput, SearchPage
+from analyzers import SynonymTable, names_something
+from engine.core import SearchCoverage, SearchInput, SearchPage
 from engine.index import (
     all_of,
     doc_key,
@@ -45,6 +45,7 @@ from engine.meaning import (
 )
 from engine.query import (
     NO_RECALLS,
+    NO_WORDS,
     SUPERSEDED_FIELD,
     Clause,
     FilterClauses,
@@ -52,13 +53,18 @@ from engine.query import (
     ReadView,
     SessionSources,
     TypoVocabulary,
+    confidence,
+    coverage_hint,
     epoch_ms_of,
+    held_anywhere,
     holds_any,
+    identifier_mask,
     is_superseded,
     lifted,
     plan_query,
     recalls,
     scored_query,
+    search_coverage,
     search_filters,
     source_sessions,
     step_filter,
@@ -107,6 +113,8 @@ def search(
         filters.append((tantivy.Occur.Must, unscored(types)))
     end = SESSION_STEP_DEPTH if sessions_asked else request.offset + request.limit
     mode_used, degraded = answer_mode(request, semantic)
+    if not names_something(request.query):  # nothing to look for: said, not guessed at
+        return _nothing_to_search(view, request, mode_used, degraded)
     # The query is embedded (unless the caller started it) and its semantic candidates looked
     # up on the embedding thread while the keyword leg searches.
     meaning = None
@@ -117,12 +125,14 @@ def search(
     ranked: list[Hit] = []
     total = 0
     tiers = _tiers(view, plan, filters)
+    covers = Coverage(plan)
     for number, tier in enumerate(tiers):
         # A later tier is read only as far as the page reaches past the earlier ones.
         exact = number == 0 and len(tiers) > 1
-        hits, count = _rank_tier(view, tier, plan, need=end - total, now_ms=now_ms, exact=exact)
+        hits, count = _rank_tier(view, tier, covers, need=end - total, now_ms=now_ms, exact=exact)
         ranked += hits
         total += count
+    page_held = held_anywhere(view, plan, filters, _seen(ranked, plan))
     phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
     if meaning is not None:
         try:
@@ -130,9 +140,10 @@ def search(
             phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
+    said = _Said(plan, page_held, covers)
     if sessions_asked:
         settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
-        return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases)
+        return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases, said)
     settle(ranked, request.offset, end)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
@@ -162,6 +173,7 @@ def search(
                 "similarity": round(r.similarity, 4) if r.similarity is not None else None,
                 "matchType": r.match_type,
                 "relatedCount": related_counts[i] if related_counts else None,
+                "confidence": said.confidence(r),
             },
         )
         for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
@@ -173,7 +185,8 @@ def search(
         limit=request.limit,
         hasMore=request.offset + len(results) < total,
         results=results,
-        hint=_empty_hint(searcher, request.query, phrases) if total == 0 else None,
+        coverage=search_coverage(plan, page_held),
+        hint=said.hint(searcher, request.query, phrases, total),
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -187,9 +200,11 @@ def _session_page(
     ranked: list[Hit],
     mode: tuple[str, str | None],
     phrases: list[str],
+    said: "_Said",
 ) -> SearchPage:
     """A page of sessions (`types: ["session"]`), ranked by their best step
-    (`engine.search.session_search`); `mode`: the mode used and why not the one asked for."""
+    (`engine.search.session_search`); `mode`: the mode used and why not the one asked for;
+    `said`: what the page says of its coverage and each session's confidence."""
     mode_used, degraded = mode
     if mode_used == "semantic":
         matching = matching_sessions(view, [], ranked)
@@ -198,7 +213,7 @@ def _session_page(
         matching = matching_sessions(view, tiers, semantic_only)
     order = session_order(ranked, matching)
     end = request.offset + request.limit
-    results = session_rows(view, order[request.offset : end])
+    results = session_rows(view, order[request.offset : end], said.confidence)
     return SearchPage(
         query=request.query,
         total=len(order),
@@ -206,7 +221,8 @@ def _session_page(
         limit=request.limit,
         hasMore=end < len(order),
         results=results,
-        hint=_empty_hint(view.searcher, request.query, phrases) if not order else None,
+        coverage=said.coverage(),
+        hint=said.hint(view.searcher, request.query, phrases, len(order)),
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -269,7 +285,7 @@ def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query
 
 
 def _rank_tier(
-    view: ReadView, query: tantivy.Query, plan: PlannedQuery, need: int, now_ms: int, exact: bool
+    view: ReadView, query: tantivy.Query, covers: "Coverage", need: int, now_ms: int, exact: bool
 ) -> tuple[list[Hit], int]:
     """The tier's hits in final order (at least `need` of them when it has that many) and its
     total. The top window is reranked (coverage, outcome, recency, then salience, which never
@@ -287,16 +303,16 @@ def _rank_tier(
     ids = [str(doc["step_id"][0]) for doc in docs]
     created = [int(when or 0) for when in searcher.fast_field_values("created", addresses)]
     scores = [score for score, _ in head]
-    left_out = plan.left_out_clauses()
+    left_out = covers.plan.left_out_clauses()
     if left_out:
         added = _dropped_scores(view, ids, left_out)
         scores = [score + added.get(key, 0.0) for score, key in zip(scores, keys, strict=True)]
-    reranked, coverages = [], []
-    covers = Coverage(plan)
+    reranked, coverages, held = [], [], []
     for score, doc, when in zip(scores, docs, created, strict=True):
         preferred, coverage = covers.of(doc["rank"][0])
         reranked.append(score * _rerank_factor(preferred, coverage, now_ms - when))
         coverages.append(coverage)
+        held.append(covers.held(doc["rank"][0]))
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
@@ -312,6 +328,7 @@ def _rank_tier(
             score=finals[i],
             exact=exact,
             coverage=coverages[i],
+            held=held[i],
             read=docs[i],
         )
         for i in order
@@ -350,14 +367,40 @@ def _dropped_scores(
 def _empty_hint(searcher: tantivy.Searcher, query: str, phrases: list[str]) -> str:
     """What an empty result can try instead: the flowTags and screens the index knows, and
     the recorded phrases nearest the query's meaning (spec 004), when it was embedded."""
+    return f"No steps match {query!r} with these filters. {_known(searcher, phrases)}"
+
+
+def _known(searcher: tantivy.Searcher, phrases: list[str]) -> str:
+    """The flowTags and screens the index knows, and the recorded `phrases` nearest the query."""
     flows = sorted(t for t, _ in searcher.terms_with_prefix("flow_tag", "", None, 50))
     screens = sorted(
         t for t, _ in searcher.terms_with_prefix("screen_name", "", None, 50) if t != "unknown"
     )
     nearest = f" Nearest known phrases: {'; '.join(phrases)}." if phrases else ""
     return (
-        f"No steps match {query!r} with these filters. Known flowTags: "
-        f"{', '.join(flows) or 'none'}; known screens: {', '.join(screens) or 'none'}.{nearest}"
+        f"Known flowTags: {', '.join(flows) or 'none'}; known screens: "
+        f"{', '.join(screens) or 'none'}.{nearest}"
+    )
+
+
+def _nothing_to_search(
+    view: ReadView, request: SearchInput, mode_used: str, degraded: str | None
+) -> SearchPage:
+    """The answer to a query that holds no word to look for (`analyzers.names_something`):
+    empty, saying so and what the index knows, never results that match a stopword or noise
+    near an empty text's meaning."""
+    return SearchPage(
+        query=request.query,
+        total=0,
+        offset=request.offset,
+        limit=request.limit,
+        hasMore=False,
+        results=[],
+        coverage=SearchCoverage(covered=[], uncovered=[]),
+        hint=f"{NO_WORDS.format(query=request.query)} {_known(view.searcher, [])}",
+        mode=request.mode,
+        modeUsed=mode_used,
+        degraded=degraded,
     )
 
 
@@ -376,24 +419,33 @@ def _salient_steps(view: ReadView, min_salience: float, now_ms: int) -> tantivy.
 class Coverage:
     """What the rerank reads of a window step's rank record (`documents.rank_record`) for one
     query: whether the step is preferred (it worked, or the query is about its very failure:
-    some query word is found in its error and nowhere else in the step) and its coverage (the
-    share of the query's concepts it covers; 1.0: all of them). Kept per record: steps of a
-    window often share one."""
+    some query word is found in its error and nowhere else in the step), its coverage (the
+    share of the query's concepts it covers; 1.0: all of them) and which concepts it holds (a
+    bit mask, `engine.query.coverage`). Kept per record: steps of a window often share one."""
 
     def __init__(self, plan: PlannedQuery) -> None:
+        self.plan = plan
         # A record's token lists are non-empty tokens without whitespace, one space apart, so a
         # token is in a list exactly when " token " is in " list ": no split, no token strings.
         self._needles = [(token, f" {token} ") for token in plan.tokens if token.split() == [token]]
         self._concepts = plan.concept_tokens
-        self._known: dict[bytes, tuple[bool, float]] = {}
+        self._known: dict[bytes, tuple[bool, float, int]] = {}
 
     def of(self, record: bytes) -> tuple[bool, float]:
+        preferred, coverage, _ = self._of(record)
+        return preferred, coverage
+
+    def held(self, record: bytes) -> int:
+        """The concepts the record holds, as a bit mask (bit i: `plan.concept_tokens[i]`)."""
+        return self._of(record)[2]
+
+    def _of(self, record: bytes) -> tuple[bool, float, int]:
         known = self._known.get(record)
         if known is None:
             known = self._known[record] = self._read(record)
         return known
 
-    def _read(self, record: bytes) -> tuple[bool, float]:
+    def _read(self, record: bytes) -> tuple[bool, float, int]:
         ok, step_tokens, error_tokens = read_rank_record(record)
         step = f" {step_tokens} "
         other = {token for token, needle in self._needles if needle in step}
@@ -404,11 +456,46 @@ class Coverage:
         )
         matched = other | failure
         concepts = self._concepts
-        covered = sum(1 for toks in concepts if toks & matched)
-        coverage = covered / len(concepts) if concepts else 0.0
+        held = sum(1 << i for i, toks in enumerate(concepts) if toks & matched)
+        coverage = held.bit_count() / len(concepts) if concepts else 0.0
         if ok:
-            return True, coverage
-        return any(toks & failure and not toks & other for toks in concepts), coverage
+            return True, coverage, held
+        return any(toks & failure and not toks & other for toks in concepts), coverage, held
+
+
+class _Said:
+    """What a page says of its query: its coverage and hint, and each result's confidence
+    (`engine.query.coverage`). `page_held`: the concepts some step within the search's filters
+    holds; `covers`: the rerank's reading of rank records (a result's own concepts)."""
+
+    def __init__(self, plan: PlannedQuery, page_held: int, covers: Coverage) -> None:
+        self.plan, self.page_held, self.covers = plan, page_held, covers
+        self.exact_held = identifier_mask(plan)
+
+    def coverage(self) -> SearchCoverage:
+        return search_coverage(self.plan, self.page_held)
+
+    def confidence(self, hit: Hit) -> float:
+        held = self.covers.held(hit.doc["rank"][0]) | (self.exact_held if hit.exact else 0)
+        return confidence(self.plan, self.page_held, held, hit.similarity)
+
+    def hint(
+        self, searcher: tantivy.Searcher, query: str, phrases: list[str], total: int
+    ) -> str | None:
+        lacks = coverage_hint(self.plan, self.page_held, answered=total > 0)
+        if total:
+            return lacks
+        return " ".join(filter(None, [lacks, _empty_hint(searcher, query, phrases)]))
+
+
+def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:
+    """The concepts the ranked keyword hits hold (those of the rerank windows; a step of the
+    exact tier holds the identifiers typed whole)."""
+    held = 0
+    exact = identifier_mask(plan)
+    for hit in ranked:
+        held |= hit.held | (exact if hit.exact else 0)
+    return held
 
 
 def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:

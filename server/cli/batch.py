@@ -28,6 +28,10 @@ def batch_search(
     types: TypeOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
+    coverage_file: Annotated[
+        Path | None,
+        typer.Option("--coverage", help="JSONL to write each answer's total and coverage to"),
+    ] = None,
 ) -> None:
     """Answer every query of a file with one loaded index; write a TREC run, print latencies."""
     settings = settings_for(root, index_dir)
@@ -45,6 +49,7 @@ def batch_search(
     """CPU time per search (all threads): what a search costs, whatever else runs meanwhile."""
     options = semantic_options(mode, min_similarity, types)
     tag = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"  # the run's name in score.py
+    covered: list[str] = []
     with run_file.open("w", encoding="utf-8") as handle:
         for line in queries.read_text(encoding="utf-8").splitlines():
             if not line.strip():
@@ -65,6 +70,10 @@ def batch_search(
             rows += [(s.sessionId, s.score) for s in page.sessions()]  # types: ["session"]
             for rank, (doc_id, score) in enumerate(rows, 1):
                 handle.write(f"{item['qid']} Q0 {doc_id} {rank} {score} {tag}\n")
+            said = page.coverage.to_json_dict() if page.coverage else {}
+            covered.append(json.dumps({"qid": item["qid"], "total": page.total} | said))
+    if coverage_file is not None:
+        coverage_file.write_text("".join(f"{line}\n" for line in covered), encoding="utf-8")
     cpu_p50 = round(statistics.median(cpu), 3) if cpu else 0.0
     sys.stdout.write(json.dumps(_percentiles(latencies) | {"cpu_p50_ms": cpu_p50}) + "\n")
 

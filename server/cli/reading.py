@@ -80,7 +80,7 @@ def _show_page(page: SearchPage) -> None:
     more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
     title = f"search {page.query!r}"
     if page.sessions():
-        sessions_table(title, page.sessions(), page.total, more)
+        sessions_table(title, page.sessions(), page.total, more, page.hint)
     else:
         steps_table(title, page.steps(), page.total, more, page.hint)
 

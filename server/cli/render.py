@@ -23,8 +23,9 @@ def steps_table(
     title: str, steps: list[StepSummary], total: int, extra: str = "", hint: str | None = None
 ) -> None:
     """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
-    the score column appears only when the rows have scores (search, not last); the screen
-    is `acted on → ended on` when the two differ, as the match evidence names the first."""
+    the score and confidence columns appear only when the rows have them (search, not last);
+    the screen is `acted on → ended on` when the two differ, as the match evidence names the
+    first."""
     heading = escape(f"{title} ({total} in all{extra})")
     if not steps:
         out.print(heading + (f": {escape(hint)}" if hint else ""))
@@ -34,6 +35,7 @@ def steps_table(
     table.add_column("#", no_wrap=True)
     if scored:
         table.add_column("score", no_wrap=True)
+        table.add_column("conf", no_wrap=True)
     table.add_column("session / step", no_wrap=True)
     table.add_column("tool", no_wrap=True)
     table.add_column("screen", no_wrap=True)
@@ -41,7 +43,10 @@ def steps_table(
     for rank, step in enumerate(steps, 1):
         mark = "" if step.ok else " [red]✗[/red]"
         screen = f"{step.onScreen} → {step.screen}" if step.onScreen else step.screen
-        cells = [str(rank)] + ([f"{step.score:.1f}" if step.score is not None else ""] * scored)
+        cells = [str(rank)]
+        if scored:
+            sure = f"{step.confidence:.2f}" if step.confidence is not None else ""
+            cells += [f"{step.score:.1f}" if step.score is not None else "", sure]
         cells += [step.stepId, escape(step.tool) + mark, escape(screen), escape(step.snippet)]
         table.add_row(*cells)
     out.print(table)
@@ -49,22 +54,27 @@ def steps_table(
         out.print(escape(hint))
 
 
-def sessions_table(title: str, sessions: list[SessionMemory], total: int, extra: str) -> None:
+def sessions_table(
+    title: str, sessions: list[SessionMemory], total: int, extra: str, hint: str | None = None
+) -> None:
     """A table of session results: the session, its goal, the screens it went through and
-    the steps that matched."""
+    the steps that matched; then the hint, if any."""
     table = Table(title=escape(f"{title} ({total} sessions in all{extra})"), show_lines=False)
-    for column in ("#", "score", "session", "goal", "screens", "matched steps"):
+    for column in ("#", "score", "conf", "session", "goal", "screens", "matched steps"):
         table.add_column(column, overflow="fold", no_wrap=column in ("#", "score", "session"))
     for rank, row in enumerate(sessions, 1):
         table.add_row(
             str(rank),
             f"{row.score:.2f}",
+            f"{row.confidence:.2f}" if row.confidence is not None else "",
             row.sessionId,
             escape(row.session.goal or ", ".join(row.session.flowTags)),
             escape(" → ".join(row.screens)),
             "\n".join(step.split("/", 1)[-1] for step in row.matchedSteps),
         )
     out.print(table)
+    if hint:
+        out.print(escape(hint))
 
 
 def cells_table(title: str, columns: list[str], rows: list[list[str]]) -> None:

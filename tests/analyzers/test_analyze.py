@@ -4,7 +4,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from analyzers import Glossary, SynonymTable, analyze, analyze_query
+from analyzers import (
+    Glossary,
+    SynonymTable,
+    analyze,
+    analyze_query,
+    names_nothing,
+    names_something,
+)
 from analyzers.analyze import GLOSSARY_WEIGHT, SYNONYM_WEIGHT
 
 NO_SYNONYMS = SynonymTable(groups=(), glossary=Glossary(concepts=()))
@@ -144,3 +151,41 @@ def test_without_synonyms_every_query_token_is_an_index_token_of_the_same_text(t
     of an identifier are looked for too, like synonyms)."""
     terms = analyze_query(text, NO_SYNONYMS)
     assert {t.token for t in terms if t.kind != "spelling"} <= set(analyze(text))
+
+
+def test_every_concept_says_how_the_query_typed_it():
+    said = {term.concept: term.said for term in analyze_query("Send ETH with coin-overview-send")}
+    assert said["send"] == "Send"
+    assert said["eth"] == "ETH"
+    assert said["coin-overview-send"] == "coin-overview-send"
+    assert said["overview"] == "overview"  # a part of the identifier, as split
+
+
+def test_an_expression_is_said_as_typed():
+    said = {term.concept: term.said for term in analyze_query("restore from the seed words")}
+    assert "seed words" in said.values()
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("the and of to with a", False),
+        ("?!... --- ;; ()", False),
+        ("🦊💸🔥", False),
+        ("how do I", False),
+        ("tests flows", False),
+        ("why didn't it", False),
+        ("how do I send ETH?", True),
+        ("发送以太币给朋友", True),
+        ("coin-overview-send", True),
+    ],
+)
+def test_a_query_names_something_unless_it_only_shapes_a_sentence(query, names):
+    assert names_something(query) is names
+
+
+@given(st.text(max_size=60))
+@example("tests")
+def test_a_query_naming_something_has_a_concept_that_does(text):
+    if names_something(text):
+        assert any(not names_nothing(t.said) for t in analyze_query(text, NO_SYNONYMS))

@@ -73,6 +73,21 @@ async def test_empty_search_names_known_flow_tags(client: Client) -> None:
     assert "send" in page["hint"]
 
 
+async def test_a_search_says_what_it_covers_and_bad_input_is_answered(client: Client) -> None:
+    """Every answer says which of the query's words some step holds; a query of symbols, of
+    stopwords only, or in another script is answered in the envelope, never refused."""
+    await start(client, "send")
+    await ok(client, "mm_knowledge_record_step", SEND_FLOW[1])
+    await eventually(lambda: _total(client, "coin overview send"))
+    page = await search(client, query="send the airdrop")
+    assert page["coverage"] == {"covered": ["send"], "uncovered": ["airdrop"]}
+    assert page["hint"].startswith("No recorded step mentions 'airdrop'")
+    assert all(0 <= r["confidence"] <= 0.5 for r in page["results"])
+    for query in ("?!... ;;", "the and of to", "🦊💸", "发送以太币给朋友"):
+        answer = await search(client, query=query)
+        assert "coverage" in answer and answer["hint"]
+
+
 async def _total(client: Client, query: str) -> int:
     return int((await search(client, query=query))["total"])
 

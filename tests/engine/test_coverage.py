@@ -1,0 +1,140 @@
+"""Every page says which concepts of the query some result matched and which none did, a hint
+says what is missing in one sentence, and each result's confidence never shows a weak hit as a
+perfect one.
+
+An agent cannot tell a real answer from noise by a score that is relative to the query's best
+hit: a page whose every result misses what the query is about must say so.
+"""
+
+import pytest
+
+from engine import SearchPage
+from tests.conftest import Knowledge
+
+SEND, SWAP, DAPP = "mm-cov-send", "mm-cov-swap", "mm-cov-dapp"
+HOME = [("coin-overview-send", "Send"), ("coin-overview-swap", "Swap")]
+HOME_A11Y = [("e1", "button", "Send"), ("e2", "button", "Swap")]
+
+
+@pytest.fixture(scope="module")
+def corpus(module_kb: Knowledge) -> Knowledge:
+    kb = module_kb
+    kb.session(SEND, hours_ago=3, goal="Send ETH to another account", flow_tags=["send"])
+    kb.step(SEND, "mm_describe_screen", screen="home", test_ids=HOME, a11y=HOME_A11Y)
+    kb.step(SEND, test_id="coin-overview-send", screen="send")
+    kb.step(SEND, "mm_type", test_id="recipient-address-input", text="0xabc", screen="send")
+    kb.step(SEND, test_id="send-continue-button", screen="confirm-transaction")
+    kb.session(SWAP, hours_ago=5, goal="Swap ETH for USDC", flow_tags=["swap"])
+    kb.step(SWAP, "mm_describe_screen", screen="home", test_ids=HOME, a11y=HOME_A11Y)
+    kb.step(SWAP, test_id="coin-overview-swap", screen="swap")
+    kb.step(
+        SWAP,
+        "mm_wait_for",
+        test_id="swap-quote",
+        screen="swap",
+        ok=False,
+        error=("MM_WAIT_TIMEOUT", "Wait timed out: locator.waitFor: Timeout 30000ms exceeded."),
+    )
+    kb.session(DAPP, hours_ago=8, goal="Connect the test dapp", flow_tags=["connect"])
+    kb.step(
+        DAPP,
+        "mm_navigate",
+        screen="home",
+        ok=False,
+        error=(
+            "MM_NAVIGATION_FAILED",
+            "Navigation failed: net::ERR_CONNECTION_REFUSED at http://localhost:8080/",
+        ),
+    )
+    kb.engine()
+    return kb
+
+
+def search(kb: Knowledge, query: str, **fields: object) -> SearchPage:
+    return kb.search(query, **fields)
+
+
+def test_a_page_whose_words_are_all_found_covers_them_all(corpus: Knowledge) -> None:
+    page = search(corpus, "send ETH")
+    assert page.coverage is not None
+    assert page.coverage.covered == ["send", "ETH"]
+    assert page.coverage.uncovered == []
+    assert page.hint is None
+
+
+def test_a_word_no_step_holds_is_uncovered_and_the_hint_says_so(corpus: Knowledge) -> None:
+    page = search(corpus, "claim the airdrop with ETH")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == ["claim", "airdrop"]
+    assert page.coverage.covered == ["ETH"]
+    assert page.hint is not None
+    assert page.hint.startswith("No recorded step mentions 'claim' or 'airdrop'")
+    assert "'ETH'" in page.hint
+
+
+def test_question_words_are_not_concepts(corpus: Knowledge) -> None:
+    page = search(corpus, "how do I send ETH?")
+    assert page.coverage is not None
+    assert page.coverage.covered == ["send", "ETH"]
+    assert page.coverage.uncovered == []
+    assert page.hint is None
+
+
+def test_an_identifier_no_step_holds_is_said_first(corpus: Knowledge) -> None:
+    page = search(corpus, "gas-station-toggle")
+    assert page.coverage is not None
+    assert "gas-station-toggle" in page.coverage.uncovered
+    assert page.hint is not None
+    assert page.hint.startswith("No step holds 'gas-station-toggle'")
+
+
+def test_an_identifier_a_step_holds_is_covered_whole(corpus: Knowledge) -> None:
+    page = search(corpus, "coin-overview-send")
+    assert page.coverage is not None
+    assert page.coverage.covered == ["coin-overview-send"]
+    assert page.coverage.uncovered == []
+    assert page.hint is None
+
+
+def test_a_typo_is_covered_by_its_correction(corpus: Knowledge) -> None:
+    page = search(corpus, "sned ETH")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+
+
+def test_a_session_page_says_its_coverage_too(corpus: Knowledge) -> None:
+    page = search(corpus, "claim the airdrop with ETH", types=["session"])
+    assert page.coverage is not None
+    assert page.coverage.uncovered == ["claim", "airdrop"]
+
+
+def test_a_page_of_no_results_says_what_was_not_found(corpus: Knowledge) -> None:
+    page = search(corpus, "zzqxv", mode="keyword")
+    assert page.total == 0
+    assert page.coverage is not None
+    assert page.coverage.uncovered == ["zzqxv"]
+    assert page.hint is not None and "zzqxv" in page.hint
+
+
+def test_an_exact_match_is_fully_confident(corpus: Knowledge) -> None:
+    page = search(corpus, "coin-overview-send")
+    top = page.steps()[0]
+    assert top.confidence == 1.0
+
+
+def test_a_hit_missing_what_the_query_is_about_is_not_confident(corpus: Knowledge) -> None:
+    page = search(corpus, "claim the airdrop with ETH")
+    assert page.steps()
+    assert all(r.confidence is not None and r.confidence <= 0.5 for r in page.steps())
+
+
+def test_confidence_is_between_zero_and_one_in_every_mode(corpus: Knowledge) -> None:
+    for mode in ("hybrid", "keyword", "semantic"):
+        page = search(corpus, "transfer some coins to a friend", mode=mode)
+        for result in page.steps():
+            assert result.confidence is not None and 0.0 <= result.confidence <= 1.0
+
+
+def test_a_meaning_only_hit_is_never_shown_as_certain(corpus: Knowledge) -> None:
+    page = search(corpus, "zzqxv wallet", mode="semantic")
+    assert all(r.confidence is not None and r.confidence < 1.0 for r in page.steps())
