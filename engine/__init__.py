@@ -51,8 +51,9 @@ from engine.history import (
     with_recalls,
 )
 from engine.index import SyncReport, ensure_index, rebuild, supersede_step
-from engine.knowledge import RELEASE_GROWTH_BYTES, SEARCHES_PER_RELEASE, KnowledgeEngine
+from engine.knowledge import KnowledgeEngine
 from engine.live import IndexStatus, LiveIndex, WriterLease
+from engine.read_cache import ReadCache
 from engine.records import (
     A11yHint,
     A11yNode,
@@ -80,8 +81,6 @@ from engine.records import (
 )
 
 __all__ = [
-    "RELEASE_GROWTH_BYTES",
-    "SEARCHES_PER_RELEASE",
     "A11yHint",
     "A11yNode",
     "A11ySnapshot",
@@ -104,6 +103,7 @@ __all__ = [
     "Offers",
     "Outcome",
     "PriorKnowledge",
+    "ReadCache",
     "Record",
     "Result",
     "ScreenContext",

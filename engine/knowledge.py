@@ -1,11 +1,12 @@
 """`KnowledgeEngine`: the library entry point the CLI and the MCP server call.
 
 It owns what outlives one call — the reader of the live index generation (reopened when a
-rebuild swaps it) and the typo vocabulary (rebuilt at most once a minute) — and hands each
-operation a `ReadView`. The operations live in the layers below: search in `engine.search`,
-last, sessions, summaries, timelines and priorKnowledge in `engine.history`, duplicates and
-clusters in `engine.meaning`. Per-conversation state (the current session) is the caller's: it
-is passed with each call that can use scope "current".
+rebuild swaps it), what reads keep for the next ones on the same generation and commit
+(`engine.read_cache`), the answers of recent searches, and when to release the doc-store pages
+— and hands each operation a `ReadView`. The operations live in the layers below: search in
+`engine.search`, last, sessions, summaries, timelines and priorKnowledge in `engine.history`,
+duplicates and clusters in `engine.meaning`. Per-conversation state (the current session) is
+the caller's: it is passed with each call that can use scope "current".
 """
 
 import logging
@@ -13,8 +14,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
-
-import tantivy
 
 from analyzers import SynonymTable
 from engine.core import (
@@ -61,19 +60,19 @@ from engine.history import (
     timeline,
 )
 from engine.index import (
+    SEARCHES_PER_RELEASE,
     GenerationCheck,
     IndexLayout,
     IndexReader,
+    PageRelease,
     is_panic,
     other_space,
     report_damage,
     reported_damage,
-    resident_bytes,
 )
 from engine.live import document_counts
 from engine.meaning import (
     QueryEmbedding,
-    Related,
     SemanticLeg,
     cluster,
     configured_embed_timeout,
@@ -83,28 +82,13 @@ from engine.meaning import (
 )
 from engine.query import (
     ReadView,
-    SessionSources,
-    StoredDocs,
-    TermCounts,
-    TypoVocabulary,
     scope_session,
 )
+from engine.read_cache import ReadCache
 from engine.search import MAX_ENTRIES, SearchCache, cache_key, search
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-SEARCHES_PER_RELEASE = 8
-"""Searches between two releases of the doc-store pages they mapped: releasing costs a walk
-of the whole mapping (~0.45 ms at 100k steps, more at 1M) and the pages a later search reads
-again fault back in, so it is paid once per 8 searches; the searcher's resident memory then
-holds at most the pages of the last 8 searches' ~120 stored documents each."""
-RELEASE_GROWTH_BYTES = 32 * 1024 * 1024
-"""...or sooner, once the process's resident memory grew this much since the last release.
-How much a stored document maps depends on the kernel's page cache, not on us: where it holds
-a file in large folios (ext4 on Linux 6.x, once a file is read back after being evicted), a
-fault maps the whole folio, and a search at 1M steps mapped ~20 MB of doc store instead of ~1
-MB; 8 searches' worth put hybrid's searching RSS at 1M at 354-424 MiB (a fresh index:
-281-307 MB). Released on growth: 310 / 335 MiB (docs/BENCHMARKS.md, session 17)."""
 
 
 class KnowledgeEngine:
@@ -130,27 +114,18 @@ class KnowledgeEngine:
         self._reader: IndexReader | None = None
         self._reader_stamp: int | None = None
         self._check: GenerationCheck | None = None
-        self._typo: TypoVocabulary | None = None
-        self._typo_key: tuple[Path, bytes] | None = None
-        self._vectors: VectorReader | None = None
+        self._kept = ReadCache()
         self.embed_timeout = (
             embed_timeout if embed_timeout is not None else configured_embed_timeout()
         )
         """Seconds a search waits for the query's embedding (default: `KNOWHOW_EMBED_TIMEOUT_MS`
         or 1 s, `engine.meaning.semantic_leg.configured_embed_timeout`)."""
-        self._groups: GroupCache | None = None
-        self._related_counts: Related | None = None
-        self._session_sources: SessionSources | None = None
-        self._searcher_reads: tuple[StoredDocs, TermCounts] | None = None
         self._warned: str | None = None
         self._embedder: Embedder | None = None
         """The model the last search's semantic leg used (`_early_embedding`)."""
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
-        self._unreleased = 0
-        """Searches' worth of reads since the doc-store pages were last released (`_guarded`)."""
-        self._resident_at_release: int | None = None
-        """The process's resident bytes after that release (`RELEASE_GROWTH_BYTES`)."""
+        self._pages = PageRelease()
 
     @property
     def reader(self) -> IndexReader:
@@ -191,13 +166,9 @@ class KnowledgeEngine:
         """Run a read of the index; a Tantivy failure (an error, or a Rust panic, which is a
         BaseException) makes the generation be verified: damage is reported to every process
         and answered with `IndexDamaged`, a panic on a whole index with `IndexUnavailable`.
-        After a read, the doc-store pages mapped so far are unmapped
-        (`engine.index.doc_store_pages`: they stay in the page cache, out of the searcher's resident
-        memory) once
-        `SEARCHES_PER_RELEASE` searches' worth of reads ran since the last release: a read
-        counts as `searches` of them (a search 1, a reload 0, any other read, which may read
-        thousands of documents, all of them: released at once), or sooner once resident
-        memory grew by `RELEASE_GROWTH_BYTES`."""
+        After a read worth `searches` searches, the doc-store pages mapped so far are unmapped
+        when `PageRelease` says it is time (`engine.index.doc_store_pages`: they stay in the
+        page cache, out of the searcher's resident memory)."""
         try:
             answer = action()
         except IndexUnavailable:
@@ -210,23 +181,11 @@ class KnowledgeEngine:
             if is_panic(exc):
                 raise IndexUnavailable(f"the index failed to answer ({exc}); retry") from None
             raise
-        self._unreleased += searches
-        if self._reader is not None and (
-            self._unreleased >= SEARCHES_PER_RELEASE or self._resident_grew()
-        ):
+        self._pages.count(searches)
+        if self._reader is not None and self._pages.due():
             self._reader.release_store_pages()
-            self._unreleased = 0
-            self._resident_at_release = resident_bytes()
+            self._pages.released()
         return answer
-
-    def _resident_grew(self) -> bool:
-        """Whether the process's resident memory grew by `RELEASE_GROWTH_BYTES` since the last
-        release (before any: since the first read)."""
-        resident = resident_bytes()
-        if resident is None or self._resident_at_release is None:
-            self._resident_at_release = resident
-            return False
-        return resident - self._resident_at_release > RELEASE_GROWTH_BYTES
 
     def refresh(self) -> None:
         """See commits made since the last call (by this or another process)."""
@@ -237,27 +196,8 @@ class KnowledgeEngine:
     ) -> ReadView:
         reader = reader or self.reader
         searcher = reader.searcher()
-        docs, terms = self._kept(searcher)
+        docs, terms = self._kept.reads(searcher)
         return ReadView(searcher, reader.schema, self.now(), current_session, docs, terms)
-
-    def _kept(self, searcher: tantivy.Searcher) -> tuple[StoredDocs, TermCounts]:
-        """The stored documents (`engine.query.doc_store_cache`) and term counts
-        (`engine.query.term_counts`)
-        `searcher` read so far: a new searcher (after a reload) starts with none."""
-        kept = self._searcher_reads
-        if kept is None or kept[0].searcher is not searcher:
-            kept = self._searcher_reads = (StoredDocs(searcher), TermCounts(searcher))
-        return kept
-
-    def _typos(self, view: ReadView, reader: IndexReader) -> TypoVocabulary:
-        """The typo vocabulary, rebuilt after a rebuild swap, and after a commit at most once a
-        minute: never while nothing changed (a large vocabulary takes seconds to build)."""
-        key = (reader.path, reader.commit)
-        moved = self._typo_key is not None and self._typo_key[0] != reader.path
-        if self._typo is None or moved or (self._typo_key != key and self._typo.stale):
-            self._typo = TypoVocabulary(view.searcher)
-            self._typo_key = key
-        return self._typo
 
     def semantic(self) -> SemanticLeg | str:
         """The semantic leg of the live generation, or why there is none (shown as `degraded`)."""
@@ -265,12 +205,11 @@ class KnowledgeEngine:
 
     def _vector_store(self, generation: Path) -> VectorReader | str:
         """The generation's vectors, or why there are none."""
-        if self._vectors is None or self._vectors.generation != generation:
-            self._vectors = VectorReader(generation)
-        space = self._vectors.space
+        vectors = self._kept.vectors(generation)
+        space = vectors.space
         if space is None:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
-        return other_space(space, generation) or self._vectors
+        return other_space(space, generation) or vectors
 
     def _semantic(self, generation: Path) -> SemanticLeg | str:
         vectors = self._vector_store(generation)
@@ -287,14 +226,12 @@ class KnowledgeEngine:
         vectors = self._vector_store(generation)
         if isinstance(vectors, str):
             return vectors
-        if self._groups is None or self._groups.vectors is not vectors:
-            self._groups = GroupCache(vectors)
-        return self._groups
+        return self._kept.groups(vectors)
 
     def semantic_status(self) -> dict[str, object]:
         """What `mm_knowledge_status` says of the semantic leg: model, vectors, why degraded."""
         leg = self.semantic()
-        vectors = self._vectors
+        vectors = self._kept.last_vectors
         if vectors is not None:
             vectors.refresh()
         return {
@@ -308,22 +245,6 @@ class KnowledgeEngine:
             if isinstance(leg, str)
             else ("uint8 x int8" if leg.embedder.signed_weights else "uint8 x uint8"),
         }
-
-    def _related(self, reader: IndexReader) -> Related:
-        """Counts behind `relatedCount`, kept per generation and commit."""
-        groups, commit = self._text_groups(reader.path), reader.commit
-        kept = self._related_counts
-        if kept is None or kept.groups is not groups or kept.commit != commit:
-            kept = self._related_counts = Related(groups, commit)
-        return kept
-
-    def _sources(self, reader: IndexReader) -> SessionSources:
-        """`sourceSession`s read so far, kept per generation and commit."""
-        commit = (reader.path, reader.commit)
-        kept = self._session_sources
-        if kept is None or kept.commit != commit:
-            kept = self._session_sources = SessionSources(commit)
-        return kept
 
     def search(self, request: SearchInput, *, current_session: str | None = None) -> SearchPage:
         """A search; the same one on the same commit within 5 minutes is answered from the
@@ -340,9 +261,9 @@ class KnowledgeEngine:
             if request.mode != "keyword":
                 semantic = self._semantic(reader.path)
             self._embedder = semantic.embedder if isinstance(semantic, SemanticLeg) else None
-            typos = self._typos(view, reader)
-            related = self._related(reader)
-            sources = self._sources(reader)
+            typos = self._kept.typos(view.searcher, reader)
+            related = self._kept.related(self._text_groups(reader.path), reader.commit)
+            sources = self._kept.sources(reader)
             page = search(
                 view, request, self.synonyms, typos, semantic, related, sources, embedding
             )

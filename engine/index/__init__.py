@@ -17,7 +17,13 @@ from engine.index.clauses import (
     term,
     unscored,
 )
-from engine.index.doc_store_pages import MAPS, StoreMappings, resident_bytes
+from engine.index.doc_store_pages import (
+    MAPS,
+    RELEASE_GROWTH_BYTES,
+    SEARCHES_PER_RELEASE,
+    PageRelease,
+    StoreMappings,
+)
 from engine.index.documents import (
     SessionContext,
     effective_screen,
@@ -105,8 +111,10 @@ __all__ = [
     "MAPS",
     "META_FILE",
     "OBSERVING_ACTIONS",
+    "RELEASE_GROWTH_BYTES",
     "SCHEMA_VERSION",
     "SCORED_FIELDS",
+    "SEARCHES_PER_RELEASE",
     "TYPO_FIELDS",
     "WARNING",
     "AppendCache",
@@ -116,6 +124,7 @@ __all__ = [
     "IndexLayout",
     "IndexReader",
     "IndexWriter",
+    "PageRelease",
     "PayloadError",
     "PayloadTarget",
     "ResolvedTarget",
@@ -154,7 +163,6 @@ __all__ = [
     "remember",
     "report_damage",
     "reported_damage",
-    "resident_bytes",
     "resolve_target",
     "route_of",
     "selector_words",

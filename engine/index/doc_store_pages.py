@@ -1,5 +1,5 @@
 """Unmap the doc-store pages searches read, every few searches (Linux; elsewhere nothing;
-the engine decides when: `engine.knowledge.SEARCHES_PER_RELEASE`).
+the engine decides when: `PageRelease`).
 
 Why: Tantivy memory-maps every segment file, and each page a read touches stays mapped, counted
 in the searcher's resident memory, until the reader closes. For the doc store that adds up to
@@ -9,7 +9,7 @@ change it, measured). At 1M steps 124 of the doc store's 225 MB were resident af
 searches, the largest part of a searcher's RSS (docs/BENCHMARKS.md, searching memory at 1M).
 Where the page cache holds the file in large folios (ext4 on Linux 6.x, once the file is read
 back after being evicted), a fault maps the whole folio: ~20 MB of doc store per search at 1M
-(session 17), so the engine also releases on growth (`engine.knowledge.RELEASE_GROWTH_BYTES`,
+(session 17), so the engine also releases on growth (`RELEASE_GROWTH_BYTES`,
 measured by `resident_bytes`). The doc store is not a working set: each search reads its own
 documents. `madvise(DONTNEED)` on a read-only file mapping only drops the process's page-table
 entries: the pages stay in the kernel's page cache (shared, and reclaimable first once no
@@ -37,6 +37,51 @@ from pathlib import Path
 
 MAPS = Path("/proc/self/maps")
 STATM = Path("/proc/self/statm")
+SEARCHES_PER_RELEASE = 8
+"""Searches between two releases of the doc-store pages they mapped: releasing costs a walk
+of the whole mapping (~0.45 ms at 100k steps, more at 1M) and the pages a later search reads
+again fault back in, so it is paid once per 8 searches; the searcher's resident memory then
+holds at most the pages of the last 8 searches' ~120 stored documents each."""
+RELEASE_GROWTH_BYTES = 32 * 1024 * 1024
+"""...or sooner, once the process's resident memory grew this much since the last release.
+How much a stored document maps depends on the kernel's page cache, not on us: where it holds
+a file in large folios (ext4 on Linux 6.x, once a file is read back after being evicted), a
+fault maps the whole folio, and a search at 1M steps mapped ~20 MB of doc store instead of ~1
+MB; 8 searches' worth put hybrid's searching RSS at 1M at 354-424 MiB (a fresh index:
+281-307 MB). Released on growth: 310 / 335 MiB (docs/BENCHMARKS.md, session 17)."""
+
+
+class PageRelease:
+    """When to release a reader's doc-store pages: once `SEARCHES_PER_RELEASE` searches' worth
+    of reads ran since the last release, or sooner once the process's resident memory grew by
+    `RELEASE_GROWTH_BYTES` (before any release: since the first read)."""
+
+    def __init__(self) -> None:
+        self._unreleased = 0
+        """Searches' worth of reads since the pages were last released."""
+        self._resident_at_release: int | None = None
+        """The process's resident bytes after that release."""
+
+    def count(self, searches: int) -> None:
+        """A read ran, worth `searches` searches (a search 1, a reload 0, any other read, which
+        may read thousands of documents, all of them: released at once)."""
+        self._unreleased += searches
+
+    def due(self) -> bool:
+        return self._unreleased >= SEARCHES_PER_RELEASE or self._resident_grew()
+
+    def released(self) -> None:
+        self._unreleased = 0
+        self._resident_at_release = resident_bytes()
+
+    def _resident_grew(self) -> bool:
+        """Whether the process's resident memory grew by `RELEASE_GROWTH_BYTES` since the last
+        release (before any: since the first read)."""
+        resident = resident_bytes()
+        if resident is None or self._resident_at_release is None:
+            self._resident_at_release = resident
+            return False
+        return resident - self._resident_at_release > RELEASE_GROWTH_BYTES
 
 
 def store_files(generation: Path, segment_ids: Iterable[str]) -> frozenset[str]:

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine import (
+from engine import KnowledgeEngine, LastInput, SearchInput, SearchPage
+from engine.index import (
+    MAPS,
     RELEASE_GROWTH_BYTES,
     SEARCHES_PER_RELEASE,
-    KnowledgeEngine,
-    LastInput,
-    SearchInput,
-    SearchPage,
+    StoreMappings,
+    doc_store_pages,
 )
-from engine.index import MAPS, StoreMappings, doc_store_pages
 from tests.conftest import Knowledge
 
 linux_only = pytest.mark.skipif(not MAPS.exists(), reason="needs /proc/self/maps")
@@ -103,7 +102,7 @@ def test_searches_release_sooner_once_resident_memory_grew(
         resident[0] += RELEASE_GROWTH_BYTES // 2 + 1
         return resident[0]
 
-    monkeypatch.setattr("engine.knowledge.resident_bytes", growing)  # where it is used
+    monkeypatch.setattr(doc_store_pages, "resident_bytes", growing)
     request = SearchInput(query="send button", limit=50, mode="keyword")
     first = engine.search(request)  # the first read marks where memory stands
     assert resident_kb(".store", kb.index_dir) > 0
