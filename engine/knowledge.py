@@ -135,7 +135,7 @@ class KnowledgeEngine:
 
         Damage after opening need not make Tantivy fail: random bytes in a posting list can
         just as well answer nonsense. Segment files are never rewritten, so each read stats
-        them (~0.1 ms) and re-checksums any whose size or mtime changed since found whole."""
+        them (cheap) and re-checksums any whose size or mtime changed since found whole."""
         stamp = self.layout.stamp()
         if self._reader is None or stamp != self._reader_stamp:
             current = self.layout.current()
@@ -291,11 +291,11 @@ class KnowledgeEngine:
         return page.model_copy(update={"hint": missing}) if missing else page
 
     def _early_embedding(self, request: SearchInput) -> QueryEmbedding | None:
-        """The query's embedding, started before the index is even checked when the last
-        search had a semantic leg (the model is loaded): waking the embedding thread and the
-        ONNX run then overlap the checks and the keyword leg instead of starting after them
-        (first asked, 100k hybrid p50 -0.1 to -0.5 ms paired; docs/ARCHITECTURE.md "Two
-        threads per hybrid search"). None for keyword mode or a query with nothing to embed."""
+        """The query's embedding, started before the index is even checked when the last search had
+        a semantic leg (the model is loaded): waking the embedding thread and the ONNX run then
+        overlap the checks and the keyword leg instead of starting after them
+        (`scripts/bench_search_ab.py --first-asked` measures it). None for keyword mode or a query
+        with nothing to embed."""
         if self._embedder is None or request.mode == "keyword" or not embeddable(request.query):
             return None
         return query_embedding(request.query, self.synonyms).started(self._embedder)

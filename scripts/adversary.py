@@ -1,4 +1,4 @@
-"""Adversarial benchmark (issue 11): run each attack against a fresh root, real servers, real
+"""Adversarial benchmark: run each attack against a fresh root, real servers, real
 MCP clients, and print whether it held, how long service took to recover and how many
 recorded steps were lost.
 

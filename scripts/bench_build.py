@@ -7,7 +7,7 @@ its CPU goes (issues 7 and 8: >= 5,000 steps/s end to end at 100k and 1M).
 Or `--steps N` to generate a corpus (gen_corpus.py, seed 7) under WORK. The root is indexed
 through a hard-linked private copy without the decision files an earlier build wrote into the
 root (`superseded.json`): the timed build is the first build of a corpus as it was generated,
-supersede detection included (until session 10 such a build built twice, and this script timed
+supersede detection included (earlier such a build built twice, and this script timed
 a second build instead). Reported, for one timed build:
 - engine seconds (the report's), wall seconds, steps/s;
 - CPU seconds of the whole machine during the build (the analysis workers are a fork server's

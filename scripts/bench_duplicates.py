@@ -1,5 +1,5 @@
 """Duplicates and clustering benchmark: their time at 100k steps, and what relatedCount costs a
-search (issue 7: "Duplicates and clustering time at 100k").
+search.
 
     KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_duplicates.py \
         [--steps 100000] [--seed 7] [--work /tmp/knowhow-duplicates] [--index DIR] \

@@ -2,7 +2,7 @@
 
     python scripts/bench_limits.py [--message-mb 10] [--nodes-mb 50] [--runs 5] [--write]
 
-Issue 11 item 7's attacks, on the bundled sample root plus one session of a big step:
+The adversarial run's big-text attacks, on the bundled sample root plus one session of a big step:
 - `message`: a step file (written by another program) whose `outcome.error.message` is
   `--message-mb` MB of words; the same text sent through `mm_knowledge_record_step`'s input
   model (what the MCP tool validates, redacts and writes);

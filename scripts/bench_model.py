@@ -1,5 +1,5 @@
 """The embedding model as the engine runs it (integer products) against its float graph (the
-vector space before session 9): CPU per text, per query, how close the vectors are; and, each
+vector space of older indexes): CPU per text, per query, how close the vectors are; and, each
 in a fresh process, load time and resident memory.
 
     .venv/bin/python scripts/bench_model.py --texts INDEX/gen-NNNN/vectors.texts

@@ -16,7 +16,7 @@ has a relevant step (nothing-matches, bad input) has no nDCG: it reports, per ru
 queries were answered with results. Every other set prints its targets as PASS/FAIL lines:
 - a set of queries in the corpus's words (public, dev): overall nDCG@10 >= best baseline + 0.15,
   and on every query kind >= the best baseline;
-- a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (issue 7's bar for
+- a paraphrase set (every query of kind `paraphrase`): hybrid nDCG@10 >= 0.40 (the bar for
   the public paraphrases, applied to every paraphrase set: unseen sets are checked the same way);
 - every set: hybrid within 0.01 of keyword on every query kind.
 Every set also reports how many of its queries knowhow's answer flags (its coverage names a concept
@@ -62,7 +62,7 @@ BASELINES = ["seed_substring", "seed_spec03", "fts5_bm25"]
 MODES = ["hybrid", "keyword", "semantic"]
 """knowhow runs once per search mode: `knowhow` (hybrid, the default), `knowhow-keyword`, …"""
 HYBRID_TOLERANCE = 0.01
-"""Hybrid may fall below keyword on a query kind by at most this much (issue 7)."""
+"""Hybrid may fall below keyword on a query kind by at most this much."""
 MEASURES = ["nDCG@10", "MRR@10", "R@20"]
 FLAGGED_NOTHING_AT_LEAST = 10 / 12
 """Share of a nothing-matches set's queries whose answer must say that something is missing."""
@@ -73,7 +73,7 @@ RENAME_DEPTH = 3
 KNOWHOW_RUNS = ["knowhow", "knowhow-keyword", "knowhow-semantic"]
 OVERALL_MARGIN = 0.15
 PARAPHRASE_TARGET = 0.40
-"""Hybrid nDCG@10 every paraphrase set must reach (issue 7: public paraphrases 0.156 -> 0.40)."""
+"""Hybrid nDCG@10 every paraphrase set must reach (the public paraphrases' target)."""
 TOLERANCE = 0.001
 
 

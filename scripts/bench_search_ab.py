@@ -14,8 +14,8 @@ what search returns; floats within float32 rounding). `--first-asked` times each
 first time it is asked (one round, no warm-up: nothing an earlier ask read is kept for it).
 `--phases` then times where each version's search spends its time (the
 versions alternating per query again): the CPU per search in each step of it, on the thread
-that runs it (nested steps are counted in their parents too; the query embedding and, since
-session 7, the semantic candidates' lookup run on the embedding thread: `search (all)` is the
+that runs it (nested steps are counted in their parents too; the query embedding and the
+semantic candidates' lookup run on the embedding thread: `search (all)` is the
 main thread's alone; `embed` and `similarities` are the embedding thread's), and counts the
 stored documents a search reads from the doc store (`docs read`, both threads, over one more
 pass of the queries on a fresh searcher: documents an engine keeps from its earlier searches,
@@ -195,8 +195,8 @@ def answer(page: Any) -> Any:
 
 def same_answer(first: Any, second: Any) -> bool:
     """Equal field by field, floats within Tantivy's float32 rounding (a relative 1e-6): a
-    score summed in another order (session 14: the left-out clauses' BM25 added to the
-    retrieval score) differs in its last bits, which no order or shown value depends on."""
+    score summed in another order (the left-out clauses' BM25 added to the retrieval
+    score) differs in its last bits, which no order or shown value depends on."""
     if isinstance(first, float) and isinstance(second, float):
         return math.isclose(first, second, rel_tol=1e-6, abs_tol=1e-9)
     if isinstance(first, dict) and isinstance(second, dict):

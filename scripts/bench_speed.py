@@ -8,9 +8,9 @@
 Why it exists: the speed targets have to be checked the same way each time, next to the baselines
 measured in the same run on the same machine — absolute numbers on a shared, noisy machine mean
 little, ratios measured side by side mean more. Targets: keyword mode search p50 <= 5 ms and
-p99 <= 30 ms at 100k steps, p50 <= 25 ms at 1M, a searching process <= 300 MB RSS at 1M (issue 2);
+p99 <= 30 ms at 100k steps, p50 <= 25 ms at 1M, a searching process <= 300 MB RSS at 1M;
 hybrid (the default mode) p50 <= 10 ms and p95 <= 25 ms at 100k, p50 <= 40 ms at 1M, <= 400 MB RSS
-at 1M (issue 7); build >= 5,000 steps/s.
+at 1M; build >= 5,000 steps/s.
 For each size it generates the corpus (scripts/corpus/gen_corpus.py, seed 7), times `knowhow reindex
 --json` from scratch, runs `knowhow batch-search --mode M` --repeats times per mode under
 /usr/bin/time -v (peak RSS) and takes the median of each percentile, and runs seed_spec03 /

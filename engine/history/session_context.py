@@ -119,7 +119,7 @@ def _nearest_in_time(
     """The `count` steps nearest to the anchor in time, before it (`earlier`) or after it, in
     (ts, step id) order: nearest first.
 
-    Sorting every step before the anchor by time reads the whole index (70 ms at 100k), so the
+    Sorting every step before the anchor by time reads the whole index, so the
     search starts in a ten-minute window next to the anchor (about a session's span) and
     widens it eightfold until it holds enough steps or reaches past every step. The searches
     return only times (the sort values); documents are read for the steps kept, a millisecond

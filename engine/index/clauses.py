@@ -26,8 +26,8 @@ def unscored(query: tantivy.Query) -> tantivy.Query:
 def one_of(schema: tantivy.Schema, field: str, values: Sequence[str]) -> tantivy.Query:
     """A filter: documents whose raw `field` holds any of a few hundred `values` (a page's or a
     window's step ids). One term lookup per value; Tantivy's term-set query walks the field's
-    term dictionary instead, which for a unique field such as step_id costs more (200 ids at
-    100k steps: 2.7 ms against 1.1 ms)."""
+    term dictionary instead, which for a unique field such as step_id costs more
+    (`scripts/bench_search_ab.py`)."""
     any_value = [(tantivy.Occur.Should, term(schema, field, value)) for value in values]
     return unscored(tantivy.Query.boolean_query(any_value))
 

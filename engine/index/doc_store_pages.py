@@ -3,20 +3,19 @@ the engine decides when: `PageRelease`).
 
 Why: Tantivy memory-maps every segment file, and each page a read touches stays mapped, counted
 in the searcher's resident memory, until the reader closes. For the doc store that adds up to
-most of the file: a search reads ~100-300 stored documents at random places, and the kernel
-maps the 64 KB around every page fault from the page cache (fault-around; `MADV_RANDOM` does not
-change it, measured). At 1M steps 124 of the doc store's 225 MB were resident after 200
-searches, the largest part of a searcher's RSS (docs/BENCHMARKS.md, searching memory at 1M).
-Where the page cache holds the file in large folios (ext4 on Linux 6.x, once the file is read
-back after being evicted), a fault maps the whole folio: ~20 MB of doc store per search at 1M
-(session 17), so the engine also releases on growth (`RELEASE_GROWTH_BYTES`,
-measured by `resident_bytes`). The doc store is not a working set: each search reads its own
-documents. `madvise(DONTNEED)` on a read-only file mapping only drops the process's page-table
-entries: the pages stay in the kernel's page cache (shared, and reclaimable first once no
-process maps them), and the next read of one maps it again with a minor fault (~0.6 ms per
-search at 1M, measured). The other index files (postings, term dictionaries, fieldnorms, fast
-fields) are what every search reads again: they stay mapped (unmapping them too cost +10 ms
-per search).
+most of the file: a search reads a hundred or more stored documents at random places, and the
+kernel maps the pages around every page fault from the page cache (fault-around;
+`MADV_RANDOM` does not change it). After a few hundred searches of a large index most of its
+doc store was resident, the largest part of a searcher's RSS (`scripts/bench_memory.py` shows
+the breakdown). Where the page cache holds the file in large folios (ext4 on Linux 6.x, once
+the file is read back after being evicted), a fault maps the whole folio, many times a
+document's pages, so the engine also releases on growth (`RELEASE_GROWTH_BYTES`, measured by
+`resident_bytes`). The doc store is not a working set: each search reads its own documents.
+`madvise(DONTNEED)` on a read-only file mapping only drops the process's page-table entries:
+the pages stay in the kernel's page cache (shared, and reclaimable first once no process maps
+them), and the next read of one maps it again with a minor fault, a small cost per search. The
+other index files (postings, term dictionaries, fieldnorms, fast fields) are what every search
+reads again: they stay mapped (unmapping them too made every search fault them back in).
 
 Safety: `DONTNEED` discards anonymous memory, so a range is released only when it is certainly
 a live doc-store mapping: the `.store` file of a segment the caller's searcher holds (the
@@ -39,16 +38,16 @@ MAPS = Path("/proc/self/maps")
 STATM = Path("/proc/self/statm")
 SEARCHES_PER_RELEASE = 8
 """Searches between two releases of the doc-store pages they mapped: releasing costs a walk
-of the whole mapping (~0.45 ms at 100k steps, more at 1M) and the pages a later search reads
-again fault back in, so it is paid once per 8 searches; the searcher's resident memory then
-holds at most the pages of the last 8 searches' ~120 stored documents each."""
+of the whole mapping and the pages a later search reads again fault back in, so it is paid
+once per few searches; the searcher's resident memory then holds at most the pages of the
+last few searches' stored documents (`scripts/bench_memory.py`)."""
 RELEASE_GROWTH_BYTES = 32 * 1024 * 1024
 """...or sooner, once the process's resident memory grew this much since the last release.
 How much a stored document maps depends on the kernel's page cache, not on us: where it holds
 a file in large folios (ext4 on Linux 6.x, once a file is read back after being evicted), a
-fault maps the whole folio, and a search at 1M steps mapped ~20 MB of doc store instead of ~1
-MB; 8 searches' worth put hybrid's searching RSS at 1M at 354-424 MiB (a fresh index:
-281-307 MB). Released on growth: 310 / 335 MiB (docs/BENCHMARKS.md, session 17)."""
+fault maps the whole folio, and a few searches' worth then raised a searcher's RSS well above
+a fresh index's; released on growth, it stays near it (`scripts/bench_speed.py` and
+`scripts/bench_memory.py` at 1M steps; docs/benchmarks.md)."""
 
 
 class PageRelease:
@@ -96,8 +95,9 @@ class StoreMappings:
     as long as this object (see the module docstring).
 
     Each file is looked up in `/proc/self/maps` once, at the first release after a searcher
-    first holds it (reading the listing costs ~1 ms with a loaded model's ~400 mappings, and the
-    server reloads its searcher before every query). A searcher loaded while the `previous`
+    first holds it (reading the listing walks every
+    mapping of the process, hundreds with a loaded model, and the server reloads its searcher
+    before every query). A searcher loaded while the `previous`
     one (of the same index object) is alive shares that one's mappings of the files both hold
     (Tantivy maps a file once per index object while it is mapped), so what the previous
     found, or could not find, carries over."""
@@ -133,7 +133,8 @@ class StoreMappings:
 
 
 def resident_bytes(statm: Path = STATM) -> int | None:
-    """This process's resident memory (`/proc/self/statm`, ~15 us), or None where unknown."""
+    """This process's resident memory (`/proc/self/statm`: one small read), or None where
+    unknown."""
     try:
         return int(statm.read_text().split()[1]) * mmap.PAGESIZE
     except (OSError, IndexError, ValueError):

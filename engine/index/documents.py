@@ -164,7 +164,7 @@ class Observed:
     notice: str
     payload_a11y: list[list[str]]
     screen_text: str
-    """`memory_text.screen_text` of a step's payload (its `screen` and `a11y` are these)."""
+    """`step_texts.screen_text` of a step's payload (its `screen` and `a11y` are these)."""
 
 
 def _observe(obs: Observation) -> Observed:

@@ -46,7 +46,8 @@ WRITER_HEAP_BYTES = 256_000_000
 VECTOR_SPACE = VectorSpace(MODEL_ID, DIMENSION)
 """The space this knowhow embeds texts into."""
 WRITER_THREADS = 1
-"""One indexing thread: Python analysis keeps the other core busy (measured faster on 2 cores)."""
+"""One indexing thread: Python analysis keeps the other core busy (faster on 2 cores:
+`scripts/bench_build.py`)."""
 
 
 @dataclass(slots=True)
@@ -58,8 +59,8 @@ class EncodedDocuments:
     Encoding happens where the documents are made, so a bulk build does it in its analysis
     workers: a JSON string crosses the process boundary for the cost of copying it, and
     Tantivy parses it in Rust, while a dict is unpickled and converted field by field in the
-    writer (0.09 -> 0.02 ms of writer CPU per document; the segment files are byte-identical:
-    docs/BENCHMARKS.md, build section)."""
+    writer, whose CPU bounds a build (the segment files are byte-identical either way;
+    `scripts/bench_build.py` shows the writer's share)."""
 
     json: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
@@ -171,10 +172,10 @@ def other_space(space: VectorSpace, path: Path) -> str | None:
 
 DOCSTORE_BLOCK_BYTES = 4096
 """Stored documents are compressed in blocks of this size (Tantivy's default: 16 KB). Reading
-one document decompresses its whole block, and a search reads ~40 it has not read before (its
-rerank window's and its page's, everyday sentences asked once at 100k steps): with 4 KB blocks
-a search took 1.5-3.6 % less CPU (paired, two indexes of the same 100k steps, keyword and
-hybrid), for a doc store of 33.9 MB instead of 22.5 (2 KB: 43.6 MB, no faster)."""
+one document decompresses its whole block, and a search reads tens it has not read before
+(its rerank window's and its page's): smaller blocks decompress less per document, so a search
+costs less CPU, for a larger doc store (compression sees less at a time); smaller still was no
+faster (paired on two indexes of the same steps: `scripts/bench_search_ab.py`)."""
 
 
 def create_generation(layout: IndexLayout) -> Path:

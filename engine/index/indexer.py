@@ -51,8 +51,7 @@ COMMIT_EVERY_DOCS = 200_000
 PARALLEL_MIN_SESSIONS = 64
 PARALLEL_WORKERS = min(8, 2 * (os.cpu_count() or 1))
 """Workers reading and analysing sessions. Twice the cores: on a cold page cache each worker
-waits on the disk much of the time (100k steps, 2 cores: 1 worker 2,800 steps/s, 4 workers
-5,700; warm cache 9,400)."""
+waits on the disk much of the time (`scripts/bench_build.py`, cold and warm cache)."""
 CHUNK_SESSIONS = 16
 """Sessions a worker reads and analyses per task (one round trip for ~800 steps)."""
 CHUNKS_AHEAD = 2 * PARALLEL_WORKERS
@@ -63,7 +62,7 @@ WORKER_GC_THRESHOLD = 100_000
 """Allocations between the cyclic garbage collector's young passes in an analysis worker
 (Python's default: 700). Analysis makes no cyclic garbage (none found over 300 sessions), but
 each pass walks the young objects and every tenth the older ones, the analysis caches among
-them: ~20 % of a worker's CPU at the default (docs/BENCHMARKS.md, build section)."""
+them: a large share of a worker's CPU at the default (`scripts/bench_build.py`)."""
 
 
 @dataclass
@@ -175,7 +174,7 @@ def _map(
     calls = list(zip(ids, extra, strict=True))
     # Workers are forked from a fork server, a process of their own with no threads (the
     # writer has threads: never fork it), which imports the analysis code once: spawned
-    # workers each imported it again (~0.8 CPU-s apiece, twice per first build).
+    # workers each imported it again (a noticeable CPU cost apiece, twice per first build).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["__main__", "engine.index.indexer"])
     with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_start_worker_process) as pool:
@@ -200,8 +199,8 @@ def _start_worker_process() -> None:
     """A pool worker's initializer: `start_worker`, and the process ends without tearing its
     interpreter down. Its results are sent by then (the pool's result pipe is written
     synchronously) and it has nothing to flush or close, but a teardown frees every module and
-    every cached analysis value one object at a time: ~0.7-1 CPU-s per worker, a twentieth of a
-    100k build's CPU (docs/BENCHMARKS.md, build section, session 9)."""
+    every cached analysis value one object at a time, a noticeable share of a build's CPU
+    (`scripts/bench_build.py`)."""
     start_worker()
     atexit.register(os._exit, 0)
 

@@ -85,8 +85,8 @@ SEMANTIC_KEY_FIELDS = ("sem_step", "sem_screen", "sem_session")
 type."""
 KEY_COLUMNS = {"step": "sem_step_u64", "screen": "sem_screen_u64"}
 """The keys of the texts the semantic score blends (per memory type) again, as u64 fast fields
-(`engine.embedding.vectors.key_number`): a search scores its ~300 candidates from these columns
-(`Searcher.fast_field_values`, ~0.1 ms) instead of reading each one's stored document."""
+(`engine.embedding.vectors.key_number`): a search scores its hundreds of candidates from these
+columns (`Searcher.fast_field_values`, one call) instead of reading each one's stored document."""
 # Integer fast fields: times in epoch milliseconds, step order inside a session.
 INT_FIELDS = ("ts", "created", "seq")
 

@@ -1,6 +1,6 @@
 """The texts a step is embedded as: what people call the action, the screen and the workflow.
 
-A step has up to three memories (issue 7): the **step** (tool verb, target role and visible
+A step has up to three memories: the **step** (tool verb, target role and visible
 name, testId words, the screen acted on, the error), the **screen** it observed (screen name and
 what was visible on it) and its **session** (goal, flowTags, tags). Texts are written in plain
 words — identifiers split (`coin-overview-send` -> `coin overview send`) — because a sentence
@@ -269,9 +269,9 @@ def session_text(payload: StepPayload) -> str:
     """`Send 0.1 ETH to another account (send)` — the goal and its flowTags; empty without both.
 
     Free tags (`smoke`, `pr-31842`, `agent:claude`) stay out: they say how a run was filed, not
-    what it did, and they made most session texts distinct (1M steps: 8,181 session texts, 273
-    with goal and flowTags only; each distinct text costs ~10 ms CPU to embed). Measured: nDCG@10
-    unchanged to the last digit on every query set, in every mode. The keyword leg still indexes
+    what it did, and they made most session texts distinct (each distinct text is embedded
+    once: many times the model's work at a build). nDCG@10 unchanged to the last digit on
+    every query set, in every mode (`scripts/bench_quality.py`). The keyword leg still indexes
     the tags, and `filters.tags` still selects by them."""
     return _session_text(payload.get("goal"), tuple(payload.get("flowTags", ())))
 

@@ -83,7 +83,7 @@ class SessionListings:
     afresh (`differing(fresh=True)`: it is the safety net, it trusts no stamp), and the index
     lag of `mm_knowledge_status`, which lists only sessions whose folders changed. So after the
     writer's start-up reconcile the first status call costs two `stat` calls per session, not
-    a listing of every session (~5 s at 100k steps). Our writers add and rename files, which
+    a listing of every session (seconds for a large root). Our writers add and rename files, which
     touches the folders, so an unchanged stamp means an unchanged listing; folders changed
     within the last `MTIME_SLACK_SECONDS` are always listed again (a file added in the same
     timestamp tick as a listing leaves the stamp unchanged). A stamp taken before the listing

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 SUPERSEDE_MIN_INTERVAL_SECONDS = 1.0
 SUPERSEDE_SHARE = 0.1
-"""Supersede planning judges again the testIds a batch touched (milliseconds; building a
+"""Supersede planning judges again the testIds a batch touched (quick; building a
 screen's index the first time after a takeover costs more): it runs at most every 1 s, and
 never more than a tenth of the writer's time."""
 

@@ -1,23 +1,22 @@
 """Fusing the keyword and the semantic leg: weight meaning by what the words leave unexplained.
 
-No fixed weight serves both paraphrases and identifiers (measured: docs/ARCHITECTURE.md
-"Semantic search"). So the semantic weight is per query, `w = 1 - explained**2`, where
-`explained` is the query-word coverage of the keyword leg's best hit (the share of the query's
+No fixed weight serves both paraphrases and identifiers (measured with `scripts/bench_quality.py`;
+docs/architecture.md, engine/meaning/). So the semantic weight is per query, `w = 1 - explained**2`,
+where `explained` is the query-word coverage of the keyword leg's best hit (the share of the query's
 words, with their stems, synonyms, glossary translations (`analyzers.glossary`: a hit holding
-`password` explains `passcode`) and typo corrections, that it contains; until session 14 the
-best coverage anywhere in the rerank window, which let one hit of 100 that happened to hold two
-words of three speak for a keyword answer that did not). A query whose words the best keyword
-hit fully contains is answered by keywords; one that shares no word with the records is
-answered by meaning; one the keywords explain only in part leans to meaning (half explained:
-w = 0.75), since the words a paraphrase shares with the records are mostly the common ones
-("wallet", "page", "the"). Each candidate (the keyword rerank window plus the semantic
-candidates) scores
+`password` explains `passcode`) and typo corrections, that it contains; not the best coverage
+anywhere in the rerank window, which would let one hit of 100 that happened to hold two words of
+three speak for a keyword answer that did not). A query whose words the best keyword hit fully
+contains is answered by keywords; one that shares no word with the records is answered by meaning;
+one the keywords explain only in part leans to meaning (half explained: w = 0.75), since the words a
+paraphrase shares with the records are mostly the common ones ("wallet", "page", "the"). Each
+candidate (the keyword rerank window plus the semantic candidates) scores
 
     (1 - w) * keyword / best keyword  +  w * (similarity - lowest) / (best - lowest)
 
 where `lowest` is the farthest candidate's similarity: this model's cosines for unrelated texts
 are ~0.1-0.2, not 0, so dividing by the best alone squeezed every semantic candidate into the
-top of the scale (measured: docs/ARCHITECTURE.md "Fusion", session 8). A step holding a whole
+top of the scale (`scripts/bench_quality.py`). A step holding a whole
 identifier the query typed (the keyword leg's exact tier, `engine.search.step_search._tiers`) ranks
 above every other, whatever the fusion.
 """
@@ -39,7 +38,7 @@ class Hit:
     """A candidate of either leg, with what each leg said about it. Its stored document is
     read when first asked for (most semantic candidates never reach a page: they are scored
     from fast fields, `engine.meaning.semantic_leg.Similarities.of_documents`). Slotted: a search
-    makes ~300 of them (~0.1 ms less)."""
+    makes hundreds of them."""
 
     key: tuple[int, int]
     address: tantivy.DocAddress
@@ -107,7 +106,7 @@ def _tied(first: Hit, second: Hit) -> bool:
 
 def semantic_weight(explained: float) -> float:
     """How much the semantic leg counts: what the keyword leg leaves unexplained, squared
-    coverage (measured against 1 - explained: docs/ARCHITECTURE.md "Fusion")."""
+    coverage (ranked better than 1 - explained: `scripts/bench_quality.py`)."""
     covered = min(1.0, max(0.0, explained))
     return 1.0 - covered * covered
 

@@ -62,7 +62,7 @@ class Meaning:
 
     pending: PendingMeaning[SemanticFound]
     near: "Future[tantivy.Query | None]"
-    """The query of the steps nearest the query's meaning (`semantic.nearest_steps`), handed
+    """The query of the steps nearest the query's meaning (`semantic_leg.nearest_steps`), handed
     over by the embedding thread as soon as it is built: while that thread looks up the
     semantic candidates, the caller asks which of them the keyword query matches (two
     searches at once, on two cores: Tantivy releases the GIL), instead of waiting for both."""
@@ -76,10 +76,10 @@ class QueryEmbedding:
     """The query with the app's words its everyday expressions mean appended
     (`analyzers.glossary`: one text, one ONNX run)."""
     observing: bool
-    """The query asks what a screen shows (`memory_text.names_an_observation`): observing
-    steps' texts are not weighed down, actions' are (`semantic.text_weights`)."""
+    """The query asks what a screen shows (`step_texts.names_an_observation`): observing
+    steps' texts are not weighed down, actions' are (`semantic_leg.text_weights`)."""
     vector: "Future[Vectors] | None" = None
-    """Its vector under way (`semantic.embed_soon`), when started before the search."""
+    """Its vector under way (`semantic_leg.embed_soon`), when started before the search."""
 
     def started(self, embedder: Embedder) -> "QueryEmbedding":
         """This text with its embedding started on the embedding thread."""
@@ -183,7 +183,7 @@ def with_meaning(
         return fuse(list(candidates.values()), 1.0), len(candidates), sims
     # How well the keyword leg's best answer covers the query (not the best coverage anywhere
     # in its window: one hit of 100 covering two words of three explains nothing when the top
-    # ones do not; docs/ARCHITECTURE.md "Fusion", session 14).
+    # ones do not; `scripts/bench_quality.py`).
     explained = window[0].coverage if window else 0.0
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
@@ -201,7 +201,7 @@ def _keyword_matches(
     `CANDIDATE_DEPTH` steps of the semantic query in Tantivy's order (score, then address),
     so the first `CANDIDATE_DEPTH` of the same query restricted to keyword matches (its scores
     unchanged: the keyword clauses are unscored) include every candidate that matches. One
-    search, no list of step ids (naming 200 ids cost ~0.3 ms more)."""
+    search, no list of step ids (naming every candidate's id costs a term lookup each)."""
     if near is None or not plan.clauses:
         return set()
     keyword = unscored(scored_query(view.schema, plan.clauses))

@@ -1,6 +1,6 @@
 """The memories that duplicates and clusters work on, counted by the text they carry.
 
-Spec 004's memory types map onto our records (issue 7): a `step` memory is an action step, its
+Spec 004's memory types map onto our records: a `step` memory is an action step, its
 text what it did (`sem_step`); a `screen` memory is a step that observed a screen, its text what
 it saw (`sem_screen`); a `session` memory is a session, its text its goal and flowTags
 (`sem_session`, carried by each of its steps). A memory without a text of its type (a step that
@@ -94,6 +94,6 @@ def memories(
 def carrying(view: ReadView, kind: MemoryKind, keys: list[str]) -> tantivy.Query:
     """The documents whose memory of `kind` has one of these texts (a duplicate group's: a
     few). One term lookup per text (`clauses.one_of`): Tantivy's term-set query walks the
-    field's dictionary into a bitset of every document, which cost each `relatedCount` of a
-    group 0.33 ms at 100k against 0.04 (docs/BENCHMARKS.md, session 14)."""
+    field's dictionary into a bitset of every document, which costs each `relatedCount` of a
+    group several times more (`scripts/bench_duplicates.py`)."""
     return one_of(view.schema, KEY_FIELDS[kind], keys)

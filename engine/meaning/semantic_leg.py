@@ -6,7 +6,8 @@ Tantivy with the search's filters (`engine.query.filters.search_filters`), so sc
 superseded rule hold here exactly as in keyword search. A step's semantic score blends its own
 text with the screen it observed (`SCREEN_WEIGHT`); the session text (goal, flowTags) is stored
 and embedded but left out of the blend: on the eval corpus it pulled every step of a matching
-session (launch, unlock, observe) above the steps that did the thing asked (docs/ARCHITECTURE.md).
+session (launch, unlock, observe) above the steps that did the thing asked
+(`scripts/bench_quality.py`; docs/architecture.md, engine/meaning/).
 """
 
 import logging
@@ -33,12 +34,12 @@ from engine.query import FilterClauses, ReadView
 
 SCREEN_WEIGHT = 0.3
 OBSERVATION_WEIGHT = 0.8
-"""What an observing step's own text (`look at the send screen`) counts against an action's:
-an observation names everything on a screen, so it is near most queries about that screen, and
-ranked level with the actions it pushed the step that did the thing asked out of the first ten
-(measured: docs/ARCHITECTURE.md "Fusion", session 8). When the query asks what a screen shows
-(its words mean `look at`, `take a screenshot`…: `analyzers.glossary`), the roles swap: the
-actions count this much, the observations fully (similarities stay within 0..1)."""
+"""What an observing step's own text (`look at the send screen`) counts against an action's: an
+observation names everything on a screen, so it is near most queries about that screen, and ranked
+level with the actions it pushed the step that did the thing asked out of the first ten
+(`scripts/bench_quality.py`; docs/architecture.md, engine/meaning/). When the query asks what a
+screen shows (its words mean `look at`, `take a screenshot`…: `analyzers.glossary`), the roles swap:
+the actions count this much, the observations fully (similarities stay within 0..1)."""
 NEAREST_TEXTS = 64
 """Closest distinct texts whose steps become semantic candidates."""
 CANDIDATE_DEPTH = 200
@@ -50,8 +51,8 @@ PHRASE_CANDIDATES = 200
 DEFAULT_MIN_SIMILARITY = 0.2
 """Below this cosine a step is no semantic hit (MiniLM scores unrelated UI texts ~0-0.2)."""
 EMBED_TIMEOUT_S = 1.0
-"""A query's embedding normally takes 2-15 ms; one that takes longer than this is given up on
-and the search answers by keywords, saying why (issue 7 item 5)."""
+"""A query's embedding normally takes a small part of this (`scripts/bench_model.py`); one that
+takes longer is given up on and the search answers by keywords, saying why."""
 EMBED_TIMEOUT_ENV = "KNOWHOW_EMBED_TIMEOUT_MS"
 """Overrides the timeout (milliseconds): a machine that is slow or heavily shared needs more."""
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class SemanticLeg:
     ) -> "PendingMeaning[T]":
         """Embed the query on the embedding thread, then run `then` with its similarities
         there too, and return at once: a search starts it before its keyword leg, so the model
-        (~5 ms of CPU) and the semantic leg's own Tantivy searches (which release the GIL) run
+        and the semantic leg's own Tantivy searches (which release the GIL) run
         while the keyword leg searches, on a second core when there is one.
         `observing`: the query asks what a screen shows (`text_weights`). `vector`: the
         query's vector, when `embed_soon` started it earlier (by the same embedder)."""
@@ -150,9 +151,10 @@ def embed_soon(embedder: Embedder, text: str) -> "Future[Vectors]":
     """Start embedding `text` on the embedding thread; its vector comes through the future.
 
     The text is tokenized here, so the thread wakes to a ready ONNX run: waking a sleeping
-    thread costs ~0.35 ms on this project's VMs, and a search starts its query's embedding
-    before it even checks the index, so that the wake and the run overlap the checks and
-    the keyword leg (docs/ARCHITECTURE.md, "Two threads per hybrid search"). Cancelling the
+    thread is not free (on VMs without guest halt polling, a noticeable part of a search), and
+    a search starts its query's embedding before it even checks the index, so that the wake
+    and the run overlap the checks and the keyword leg (docs/architecture.md, "How a search
+    travels"; `scripts/bench_search_ab.py --phases` times the parts). Cancelling the
     future before the thread reaches it skips the run (a search answered from its cache)."""
     _one_blas_thread()
     ids, mask = embedder.tokenize(text)
@@ -253,7 +255,7 @@ def text_weights(vectors: VectorReader, observing: bool = False) -> Vectors:
     """Per stored text (in row order), what its cosine counts: `OBSERVATION_WEIGHT` for an
     observing step's own text, else 1; the other way round for a query that asks what a
     screen shows (`observing`). Kept per store until it grows (the texts are read again then:
-    ~10 ms at 1M steps' 11,500 texts, once per commit, not per search)."""
+    once per commit, not per search)."""
     keys = vectors.keys
     known = _weights.get(vectors)
     if known is None or known[0] is not keys:
@@ -291,9 +293,9 @@ def _embed_jobs() -> None:
 @cache
 def _one_blas_thread() -> None:
     """One query against a few thousand texts is a matrix-vector product too small to share:
-    OpenBLAS's threads cost more to wake (and spin) than they save (~2.4 -> ~0.2 ms of CPU at
-    3,000 texts), and a sum split over threads depends on the machine's core count. Set once
-    for the process; the searcher's other numpy work is not BLAS-bound."""
+    OpenBLAS's threads cost more to wake (and spin) than they save, and a sum split over threads
+    depends on the machine's core count. Set once for the process; the searcher's other numpy work
+    is not BLAS-bound."""
     threadpool_limits(limits=1, user_api="blas")
 
 
@@ -344,8 +346,8 @@ class Similarities:
 
 def top_rows(values: Vectors, k: int) -> "np.ndarray[Any, Any]":
     """The rows of the `k` largest values, largest first, equal values in row order: what
-    `np.argsort(-values, kind="stable")[:k]` answers, without sorting every stored text (at 1M
-    steps' 11,500 texts: ~35 us instead of ~0.9 ms, on the embedding thread, which a hybrid
+    `np.argsort(-values, kind="stable")[:k]` answers, without sorting every stored text (a
+    partition is linear, a sort is not; this runs on the embedding thread, which a hybrid
     search waits for)."""
     negated = -values
     if len(negated) <= k:
@@ -363,9 +365,9 @@ def nearest_steps(view: ReadView, sims: Similarities) -> tantivy.Query | None:
     all), each scoring its blend (step text + `SCREEN_WEIGHT` x screen text) for those texts,
     so that Tantivy returns the closest steps first. A clause only where some step holds the
     text in that field (`TermCounts.doc_freqs`): a text is mostly a step's, a screen's or a
-    session's, so 60 % of the clauses were term lookups that matched nothing (52 of 128 live,
-    median of the speed benchmark's queries), paid in building the query and in both searches
-    that run it."""
+    session's, so most clauses of all three fields would be term lookups that
+    match nothing (`scripts/bench_speed.py`'s queries), paid in building the query and in both
+    searches that run it."""
     if not len(sims.cos):
         return None
     nearest = [int(i) for i in top_rows(sims.cos, NEAREST_TEXTS)]

@@ -1,16 +1,14 @@
 """The stored documents a search read last, kept for the next searches on the same commit.
 
-A search reads ~100 stored documents: its rerank window's (step id and rank record,
-`engine.search.step_search._rank_tier`) and its page's. Reading one costs ~16 µs at 100k steps (its
-16 KB doc-store block decompressed, then every stored field converted), a sixth of the main
-thread's time in a search; a kept one, a dictionary lookup. Searches share most of what they
-read: over 238 different queries (the public and dev query sets, each asked once) 79 % of the
-documents a search reached had been reached by an earlier one (docs/BENCHMARKS.md, session
-14). A document address is that of one searcher, so a `StoredDocs` belongs to one searcher
-object: the engine starts an empty one whenever its reader hands out another (a reload). Not
-keyed by the commit's digest, as the search cache is: a commit landing between reading the
-digest and reloading would give a new searcher the old digest, and its addresses other
-documents.
+A search reads about a hundred stored documents: its rerank window's (step id and rank record,
+`engine.search.step_search._rank_tier`) and its page's. Reading one decompresses its doc-store block
+and converts every stored field, a large part of the main thread's time in a search; a kept one is a
+dictionary lookup. Searches share most of what they read: different queries reach mostly documents
+an earlier one reached (`scripts/bench_search_ab.py --phases` counts the documents read). A document
+address is that of one searcher, so a `StoredDocs` belongs to one searcher object: the engine starts
+an empty one whenever its reader hands out another (a reload). Not keyed by the commit's digest, as
+the search cache is: a commit landing between reading the digest and reloading would give a new
+searcher the old digest, and its addresses other documents.
 """
 
 import threading
@@ -21,8 +19,8 @@ import tantivy
 from engine.index import doc_key
 
 MAX_KEPT_DOCS = 8192
-"""Documents kept (least recently read dropped first): ~2.4 KB each as Tantivy hands them
-over, ~20 MB in all; 8192 hold what ~200 different searches read."""
+"""Documents kept (least recently read dropped first): what a couple of hundred different
+searches read, in memory a small part of a searcher's (`scripts/bench_memory.py`)."""
 
 
 class StoredDocs:

@@ -78,7 +78,7 @@ class PlannedQuery:
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
-        exact rescore adds (`search._dropped_scores`)."""
+        exact rescore adds (`step_search._dropped_scores`)."""
         retrieved = set(self.clauses)
         return tuple(c for c in self.all_clauses if c not in retrieved)
 
@@ -189,7 +189,7 @@ def budget_clauses(candidates: list[tuple[Clause, int]], num_docs: int) -> list[
     among visible testIds) adds almost nothing (its idf is tiny) and is dropped first. Every
     query word keeps at least its most valuable clause, so nothing the user typed is ignored.
     The search then rescores the retrieved candidates with every clause: it adds what the
-    left-out ones give them (`search._dropped_scores`).
+    left-out ones give them (`step_search._dropped_scores`).
     """
     if not candidates:
         return []

@@ -77,7 +77,7 @@ def recalls(
     recalled are left out. One query over the recalling steps' `recalled` field, asked only
     about the steps that field names at all: a dictionary lookup each (it may count deleted
     links, which the query then drops), so a page nobody recalled, the common case, costs no
-    query (a 100-id term-set query cost ~0.5 ms, twice per search)."""
+    query (a term-set query over the window's ids would run twice per search)."""
     wanted = (
         None
         if step_ids is None

@@ -24,8 +24,8 @@ MAX_KEPT_SESSIONS = 4_096
 class SessionSources:
     """The `sourceSession`s read for one commit of a generation, kept for the next searches on
     it: a session's metadata and length change only with a commit (the engine keeps one of
-    these per generation and commit, as it keeps `duplicates.Related`). Reading a page's ~14
-    sessions again cost a query, their documents and a count each (~0.3 ms at 100k steps)."""
+    these per generation and commit, as it keeps `duplicates.Related`). Reading a page's sessions
+    again would cost a query, their documents and a count each."""
 
     commit: tuple[Path, bytes]
     _known: dict[str, SourceSession] = field(default_factory=dict)

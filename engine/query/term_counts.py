@@ -1,14 +1,14 @@
 """What a searcher's term dictionaries say of a query word, kept for the next searches.
 
 Planning a query (`engine.query.plan.plan_query`) asks every scored field how many documents hold
-each word, its synonyms and its prefix completions: ~18 words a query, each looked up in ~22
-fields (~400 `doc_freq` calls), plus the completions of each word the query typed. Queries
-share their words: the 238 different queries of the speed benchmark plan 4,242 words, only 635
-of them distinct. The answers cannot change while the searcher does (a searcher sees one
-commit), so they are kept per searcher object, as `engine.query.doc_store_cache` keeps its
-documents: a reload starts afresh. Measured at 100k steps: planning a query 0.88-1.13 -> 0.58-0.73
-ms in hybrid mode (docs/BENCHMARKS.md, session 16). The semantic leg asks it too which fields hold
-a text's key (`engine.meaning.semantic_leg.nearest_steps`).
+each word, its synonyms and its prefix completions: ~18 words a query, each looked up in ~22 fields
+(~400 `doc_freq` calls), plus the completions of each word the query typed. Queries share their
+words: the 238 different queries of the speed benchmark plan 4,242 words, only 635 of them distinct.
+The answers cannot change while the searcher does (a searcher sees one commit), so they are kept per
+searcher object, as `engine.query.doc_store_cache` keeps its documents: a reload starts afresh:
+planning a query then mostly looks up what it knows (`scripts/bench_search_ab.py --phases` times
+`plan_query`). The semantic leg asks it too which fields hold a text's key
+(`engine.meaning.semantic_leg.nearest_steps`).
 """
 
 from collections.abc import Mapping

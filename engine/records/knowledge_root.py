@@ -250,13 +250,12 @@ def _step_names(folder: int) -> list[str]:
 def parse_step(data: bytes) -> StepRecord:
     """A step file's record (`parse_bounded`), its observation parsed once per distinct value.
 
-    Agents see the same screens again and again: of 13,815 steps of the 100k corpus's first
-    300 sessions, 8.8 % have an observation not seen before, and the observation is two thirds
-    of a step file. Records share the parsed `Observation` (records are never changed in
-    place: a changed record is a copy). The rest is validated from the parsed JSON; whatever
-    that path refuses is parsed again the usual way, so a file that cannot be read is refused
-    with the same reason as always (and a file read either way gives the same record: a test
-    checks both on generated records)."""
+    Agents see the same screens again and again: few steps of a corpus have an observation not seen
+    before, and the observation is most of a step file. Records share the parsed `Observation`
+    (records are never changed in place: a changed record is a copy). The rest is validated from the
+    parsed JSON; whatever that path refuses is parsed again the usual way, so a file that cannot be
+    read is refused with the same reason as always (and a file read either way gives the same
+    record: a test checks both on generated records)."""
     if len(data) > SMALL_FILE_BYTES:
         return parse_bounded(StepRecord, data)
     try:

@@ -37,7 +37,7 @@ MAX_READ_FILE_BYTES = 64 * 1024 * 1024
 """The read cap: a `session.json`, step or `superseded.json` file larger than this is skipped
 and reported, never read (a device like `/dev/zero` would otherwise fill memory). It is far
 above what knowhow writes (`MAX_RECORD_BYTES` as compact JSON, about 3x that indented) and
-leaves room for the 50 MB step files of issue 11 item 7, which are read and cut (64 MiB)."""
+leaves room for step files of tens of MB written by other programs, which are read and cut."""
 READ_TEXT_CHARS = 1_000
 """Of each string of a record read from a file: what is indexed, kept in the index for display
 and evidence, and shown by search, summarize and timelines."""
@@ -48,8 +48,8 @@ FIELD_TOKENS = 1_000
 index's vocabulary, and the typo vocabulary built from it, grow with what one file holds."""
 SMALL_FILE_BYTES = 8_192
 """Files up to this size are read as they are (the bundled sample's are 1-4 KB): no value of
-theirs can be big enough to matter, and cutting costs more than parsing (140 µs vs 55 µs for
-a step file), which would slow every rebuild by half."""
+theirs can be big enough to matter, and cutting a file costs more than parsing it, which
+would slow every rebuild (`scripts/bench_build.py`)."""
 ELLIPSIS = "…"
 M = TypeVar("M", bound=BaseModel)
 

@@ -224,7 +224,7 @@ def _secrets_shown(observation: Observation) -> list[str]:
 
 
 _shown_secrets = ByIdentity(_secrets_shown, OBSERVATIONS_CACHED)
-"""(derived once per parsed observation: records share them, `store.parse_step`)"""
+"""(derived once per parsed observation: records share them, `knowledge_root.parse_step`)"""
 
 
 def _scrub(value: Any, secrets: list[str]) -> Any:

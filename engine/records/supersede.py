@@ -260,7 +260,7 @@ def _visible_test_ids(obs: Observation) -> list[tuple[str, str, str]]:
 
 
 visible_test_ids = ByIdentity(_visible_test_ids, OBSERVATIONS_CACHED)
-"""(derived once per parsed observation: records share them, `store.parse_step`)"""
+"""(derived once per parsed observation: records share them, `knowledge_root.parse_step`)"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Answers of recent searches, for agents that ask the same thing again (issue 7 item 6).
+"""Answers of recent searches, for agents that ask the same thing again.
 
 An answer is kept for `TTL_SECONDS` under the request, the caller's current session and the
 commit the reader was showing when it was computed (`IndexReader.commit`: the generation and a

@@ -100,7 +100,7 @@ def search(
     """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
     counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
     `sourceSession`s read for this commit so far (else they are read); `embedding`: the
-    query's, when the caller started it already (`meaning.query_embedding`)."""
+    query's, when the caller started it already (`join.query_embedding`)."""
     searcher, schema = view.searcher, view.schema
     now_ms = epoch_ms_of(view.now)
     filters = search_filters(view, request)
@@ -346,12 +346,12 @@ def _rank_tier(
 def _dropped_scores(
     view: ReadView, ids: list[str], dropped: Sequence[Clause]
 ) -> dict[tuple[int, int], float]:
-    """What the clauses retrieval left out (`dropped`, `query.budget_clauses`) add to the BM25
+    """What the clauses retrieval left out (`dropped`, `plan.budget_clauses`) add to the BM25
     of the retrieved candidates (step `ids`): a step's exact score over every clause is its
     retrieval score plus this (BM25 sums its clauses, each scored with the index's
     statistics), so only the left-out clauses are searched, within the candidates (cheap: an
-    intersection with a small set). Scoring every clause again there cost more (paired at
-    100k: 1.25 against 1.05-1.10 ms a search). A candidate holding none of them adds nothing."""
+    intersection with a small set). Scoring every clause again there cost more
+    (paired: `scripts/bench_search_ab.py`). A candidate holding none of them adds nothing."""
     if not ids:
         return {}
     query = tantivy.Query.boolean_query(

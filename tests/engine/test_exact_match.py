@@ -2,7 +2,7 @@
 
 A whole identifier the query typed beats every partial match of its parts, however the fields
 weigh: a testId that was only visible on screen outranks a click on an element sharing two of
-its three parts (issue 9 item 4). When the identifier was renamed, what it was renamed to
+its three parts. When the identifier was renamed, what it was renamed to
 counts as exact too.
 """
 

@@ -152,7 +152,7 @@ def test_sync_sessions_reindexes_and_drops_whole_sessions(
 def test_a_name_that_is_not_utf8_spoils_no_other_session_of_a_batch(
     store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine
 ) -> None:
-    """Attack (issue 11 item 5): the live batch failed and lost the other sessions' steps."""
+    """Attack: the live batch failed and lost the other sessions' steps."""
     two_indexed_sessions(store, index_dir)
     (store.root / "mm-one1" / "steps" / os.fsdecode(b"0002-\xff.json")).write_bytes(b"{}")
     store.record_step(step("mm-two2", "confirm-footer-button"))
@@ -166,9 +166,9 @@ def test_a_name_that_is_not_utf8_spoils_no_other_session_of_a_batch(
 def test_lag_counts_a_session_left_behind_by_a_failed_batch(
     store: KnowledgeStore, index_dir: Path
 ) -> None:
-    """Issue 11 item 4: status said pendingSessions 0 while steps were missing, because only
-    sessions whose folder changed after the manifest's last write were compared; a step
-    written before a failed batch is older than the next commit of other sessions."""
+    """Found by the adversarial run: status said pendingSessions 0 while steps were missing, because
+    only sessions whose folder changed after the manifest's last write were compared; a step written
+    before a failed batch is older than the next commit of other sessions."""
     two_indexed_sessions(store, index_dir)
     meter = LagMeter(store)
     store.record_step(step("mm-one1", "missed-by-a-failed-batch"))
@@ -236,7 +236,7 @@ def test_a_failed_rebuild_leaves_no_orphan_generation(
 def test_the_live_worker_survives_failed_batches_and_catches_up(
     store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Attack (issue 11 item 4): a full disk failed the reconcile inside the takeover and the
+    """Attack: a full disk failed the reconcile inside the takeover and the
     `knowhow-live` thread died, so later steps were never indexed. ENOSPC is simulated by
     failing the sync itself (a real full disk cannot be made portably in a test; the
     benchmark `scripts/adversary.py` uses a real tmpfs)."""

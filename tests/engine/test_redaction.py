@@ -1,7 +1,7 @@
-"""Secrets never stored in clear (issue 11 item 2): every form the adversarial run used.
+"""Secrets never stored in clear: every form the adversarial run used.
 
-Each record below typed a secret in one of the ways the issue found kept in clear; the scrubber
-must cut it, and every copy of it, from the record. Written unscrubbed (as another recorder
+Each record below typed a secret in one of the ways the adversarial run found kept in clear; the
+scrubber must cut it, and every copy of it, from the record. Written unscrubbed (as another recorder
 would), the index and the summaries must not hold it either.
 """
 

@@ -1,4 +1,4 @@
-"""The 5-minute search cache (issue 7 item 6): a repeated search is answered from memory, any
+"""The 5-minute search cache: a repeated search is answered from memory, any
 commit makes it compute afresh, and a damaged index is refused, never answered from memory."""
 
 import os

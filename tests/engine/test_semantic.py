@@ -1,4 +1,4 @@
-"""Semantic and hybrid search with the real model on a small real index (issue 7, spec 004).
+"""Semantic and hybrid search with the real model on a small real index (spec 004).
 
 The fixture records what agents do on a few MetaMask screens; the queries are written in other
 words than the records, as people ask.
@@ -220,7 +220,7 @@ def test_a_slow_model_answers_by_keywords_loudly(
 ) -> None:
     """The model stays stuck until the test lets it go (no clock decides the outcome)."""
     release = threading.Event()
-    real_embed = Embedder.embed_tokens  # how a search embeds its query (`semantic.embed_soon`)
+    real_embed = Embedder.embed_tokens  # how a search embeds its query (`semantic_leg.embed_soon`)
 
     def stuck(self: Embedder, ids: Any, mask: Any) -> Vectors:
         release.wait(timeout=60)

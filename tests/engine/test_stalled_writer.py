@@ -1,4 +1,4 @@
-"""A writer that stops making progress loses its lease (issue 11 item 6, the writer half).
+"""A writer that stops making progress loses its lease (the writer half).
 
 Attack: a `session.json` that is a FIFO blocked the writer forever while it held the lease, and a
 SIGSTOPped writer was never replaced. Here one writer is blocked inside a batch (a real thread

@@ -16,7 +16,7 @@ from engine.live import LiveIndex, built_by_other_version
 from tests.conftest import FIXED_NOW, Knowledge
 
 OLD_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-"""The space before session 9 (the same weights, run as float products)."""
+"""The space of older indexes (the same weights, run as float products)."""
 PARAPHRASE = "open the vault with my secret"
 """No word of it is in the records: only the semantic leg finds the unlock step."""
 
