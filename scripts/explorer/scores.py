@@ -22,7 +22,7 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def scores(a: list[Report], b: list[Report], c: list[Report] | None = None) -> dict[str, Any]:
-    """The issue's final JSON line, keys in its order."""
+    """The reuse benchmark's final JSON line, keys in the order it is read in."""
     both = [(x, y) for x, y in zip(a, b, strict=True) if x.completed and y.completed]
     calls_a = sum(x.calls for x, _ in both)
     calls_b = sum(y.calls for _, y in both)
