@@ -1,5 +1,5 @@
 """Build throughput: `knowhow reindex` of a knowledge root into an empty index dir, and where
-its CPU goes (issues 7 and 8: >= 5,000 steps/s end to end at 100k and 1M).
+its CPU goes (the target: >= 5,000 steps/s end to end at 100k and 1M).
 
     KNOWHOW_EVAL_DIR=/work/shared/eval .venv/bin/python scripts/bench_build.py \\
         --root CORPUS/test-artifacts/llm-knowledge --work /tmp/bench-build [--write]

@@ -13,7 +13,7 @@ two builds index the same knowledge. Rounds alternate old and new (ABAB), each a
 of a hard-linked copy (indexing writes supersede decisions into the root) and `batch-search`
 runs per mode; the medians are compared. The machine is shared: only ratios measured side by
 side in one run mean much. Results go to stdout, WORK/formats.json and the bench-formats
-section of docs/BENCHMARKS.md.
+section of docs/benchmarks.md.
 """
 
 import argparse
@@ -108,7 +108,7 @@ def main() -> int:
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--k", type=int, default=20, help="results per query")
     ap.add_argument("--work", type=Path, default=Path("bench-data"))
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/BENCHMARKS.md")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
     work, mach = args.work.resolve(), machine()
     (work / "runs").mkdir(parents=True, exist_ok=True)

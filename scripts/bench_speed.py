@@ -295,7 +295,7 @@ TARGETS = (
 
 
 BUILD_TARGET_SIZES = (100_000, 1_000_000)
-"""The sizes issues 7 and 8 set the build rate for. At 10k the model's cost per distinct text
+"""The sizes the build rate target is set for. At 10k the model's cost per distinct text
 (~770 texts, ~5 CPU-s) is most of a build: its rate is shown, not judged."""
 
 
