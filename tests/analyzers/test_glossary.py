@@ -204,7 +204,7 @@ def test_fillers_inside_an_expression_keep_its_meaning(
     ],
 )
 def test_outcomes_refusals_and_looking_are_glossed(query: str, means: str) -> None:
-    """Outcomes, refusals and looking at a screen in everyday words (session 9)."""
+    """Outcomes, refusals and looking at a screen in everyday words."""
     assert means in (default_glossary().gloss(query) or "")
 
 
@@ -224,8 +224,8 @@ def test_covering_a_cost_is_not_something_covering_a_button() -> None:
     ],
 )
 def test_bridging_people_places_and_fees_are_glossed(query: str, means: str) -> None:
-    """Session 15: moving between chains, who gets the money, where it goes and who is paid
-    for a transaction."""
+    """Moving between chains, who gets the money, where it goes and who is paid for a
+    transaction."""
     assert means in (default_glossary().gloss(query) or "")
 
 
