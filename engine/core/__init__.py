@@ -46,10 +46,12 @@ from engine.core.inputs import (
 )
 from engine.core.results import (
     BatchAction,
+    Caution,
     Cluster,
     ClusterList,
     DuplicateGroup,
     DuplicateList,
+    KnownValues,
     RecipeAction,
     RecipeFailure,
     Result,
@@ -70,6 +72,7 @@ __all__ = [
     "OBSERVATIONS_CACHED",
     "BatchAction",
     "ByIdentity",
+    "Caution",
     "Cluster",
     "ClusterInput",
     "ClusterList",
@@ -81,6 +84,7 @@ __all__ = [
     "InvalidInput",
     "KnowhowError",
     "KnowledgeFilters",
+    "KnownValues",
     "LastInput",
     "MemoryKind",
     "NoActiveSession",

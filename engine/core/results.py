@@ -40,6 +40,16 @@ class BatchAction(Result):
     """`ok`; `failed`; or `unknown`: the batch failed, and its record does not say where."""
 
 
+class Caution(Result):
+    """Why to look twice before acting on a remembered target (`engine.history.caution`)."""
+
+    reasons: list[str]
+    """`name` (the element shows another name now than the one it was remembered under)
+    and/or `destructive` (it looks destructive and the goal or query does not ask for that)."""
+    message: str
+    """knowhow's own words for the reasons (never recorded text)."""
+
+
 class StepSummary(Result):
     """SPEC-03 KnowledgeStepSummary plus ids, outcome and score; lifecycle fields (spec 002):
     `isSuperseded` (with `supersededBy`, `supersededAt`) and `sourceSession`."""
@@ -84,6 +94,9 @@ class StepSummary(Result):
     """Search results: how surely it answers the query, comparable across queries (0..1; 1.0:
     it holds every concept of the query or the identifier typed; a match by meaning alone at
     most `engine.query.coverage.MEANING_AT_MOST`, less when no step holds some concept)."""
+    caution: Caution | None = None
+    """Search results: why to look twice before acting on its target; such a result ranks
+    below those without one."""
 
 
 class SessionMemory(Result):
@@ -115,6 +128,17 @@ class SearchCoverage(Result):
     uncovered: list[str]
 
 
+class KnownValues(Result):
+    """What an empty search can try instead: values the index holds, each checked and bounded
+    (`engine.search.step_search.known_values`). Recorded text is data here, never part of a
+    sentence knowhow writes (`hint`)."""
+
+    flowTags: list[str]
+    screens: list[str]
+    phrases: list[str] = Field(default_factory=list)
+    """The recorded actions nearest the query's meaning, when it was embedded."""
+
+
 class SearchPage(Result):
     query: str
     total: int
@@ -125,8 +149,10 @@ class SearchPage(Result):
     """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
     coverage: SearchCoverage | None = None
     hint: str | None = None
-    """What the answer lacks, in a sentence: the concepts no step holds (an identifier first),
-    and for an empty answer what the index knows instead."""
+    """What the answer lacks, in a sentence: the concepts no step holds (an identifier first);
+    knowhow's own words and the query's, never recorded text (what the index knows instead
+    of an empty answer is in `known`)."""
+    known: KnownValues | None = None
     mode: str | None = None
     modeUsed: str | None = None
     degraded: str | None = None

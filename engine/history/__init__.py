@@ -1,9 +1,11 @@
 """Reads of what was recorded that take no query text: the newest steps and sessions
 (`listing`), a step's timeline and context, a session's recipe (`summarize`),
-priorKnowledge for a screen, and the recall links a later step records. Imports the layers up
+priorKnowledge for a screen (and which remembered targets deserve a `caution`), and the
+recall links a later step records. Imports the layers up
 to `engine.query`; never `engine.meaning` (they sit side by side).
 """
 
+from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
 from engine.history.listing import last_steps, newest_session_id, session_list
 from engine.history.prior import PriorKnowledge, ScreenContext, prior_knowledge
 from engine.history.recall_links import (
@@ -17,12 +19,14 @@ from engine.history.recipe import SILENT_TOOLS, summarize, summarize_session
 from engine.history.session_context import StepContext, TimelineResult, step_context, timeline
 
 __all__ = [
+    "DESTRUCTIVE_STEMS",
     "SILENT_TOOLS",
     "Offers",
     "PriorKnowledge",
     "ScreenContext",
     "StepContext",
     "TimelineResult",
+    "caution_for",
     "last_steps",
     "newest_session_id",
     "offered_keys",

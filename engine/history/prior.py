@@ -30,7 +30,8 @@ from typing import Any
 
 import tantivy
 
-from engine.core import Result
+from engine.core import Caution, Result
+from engine.history.caution import caution_for
 from engine.index import (
     DOC_STEP,
     PayloadError,
@@ -52,6 +53,7 @@ from engine.records import (
     epoch_ms,
     now_iso,
     tool_action,
+    valid_time,
 )
 
 SIMILARITY = {"sameScreen": 8, "urlPath": 6, "targetVisible": 3, "a11yName": 2, "actionable": 2}
@@ -79,6 +81,10 @@ class ScreenContext:
     session_id: str | None = None
     flow_tags: Sequence[str] = ()
     disabled: Sequence[tuple[str, str]] = ()  # (role, name) of the elements shown disabled
+    texts: Sequence[tuple[str, str]] = ()  # (testId, the text it shows) of the testIds shown
+    goal: str | None = None
+    """The goal of the agent's session: a destructive target it does not ask for is cautioned
+    (`engine.history.caution`)."""
 
 
 class PriorTarget(Result):
@@ -101,17 +107,33 @@ class SimilarStep(Result):
     """The action's position in its batch, when the step is a batch (`run_steps`)."""
 
 
+class Support(Result):
+    """How much history stands behind a suggestion."""
+
+    times: int
+    """Steps that did it and worked."""
+    sessions: int
+    """Sessions those steps come from: what ranks suggestions (one session repeating an
+    action is one voice)."""
+    lastUsed: str | None = None
+    """When it last worked (an ISO-8601 time; None when the step's recorded time is not one)."""
+
+
 class SuggestedAction(Result):
     rank: int
     stepId: str
     """The step this suggestion is drawn from (followed and working, it counts as a recall)."""
     action: str
     rationale: str
+    """knowhow's own words (numbers, never recorded text: that is in the data fields)."""
     confidence: float
+    support: Support
     preferredTarget: PriorTarget
     fallbackTargets: list[PriorTarget] = field(default_factory=list)
     batchIndex: int | None = None
     """The action's position in the batch `stepId`, when that step is a batch."""
+    caution: Caution | None = None
+    """Why to look twice before acting on it; a cautioned suggestion is never the first."""
 
 
 class AvoidTarget(Result):
@@ -370,7 +392,7 @@ def _similar(candidate: _Candidate) -> SimilarStep:
     return SimilarStep(
         sessionId=candidate.session_id,
         stepId=candidate.step_id,
-        timestamp=payload.get("timestamp", ""),
+        timestamp=valid_time(payload.get("timestamp")) or "",
         tool=payload.get("tool", ""),
         screen=payload.get("onScreen") or payload.get("screen") or UNKNOWN,
         snippet=describe_target(target) or payload.get("tool", ""),
@@ -394,46 +416,64 @@ def _suggestions(
             keys = _element_keys(candidate.payload.get("target") or {})
             if not any((action, k) in done for k in keys):
                 groups.setdefault((action, key), []).append(candidate)
-    # Equally good targets in the order they were used: the form's first field first.
+    # Support is counted in sessions: two clicks of one session weigh as one (its best), so
+    # a single recording cannot outvote what worked for several agents. Equally good
+    # targets come in the order they were used: the form's first field first.
     ranked = sorted(
         groups.items(),
         key=lambda kv: (
-            -sum(c.weight for c in kv[1]),
-            -len(kv[1]),
+            -_session_weight(kv[1]),
+            -len({c.session_id for c in kv[1]}),
             min(c.order for c in kv[1]),
             kv[0],
         ),
     )
+    shown_now = dict(context.texts)
     built = [
-        (action, members, targets)
+        (action, members, targets, caution_for(target, context.goal, shown_now))
         for (action, _), members in ranked
-        if (targets := preferred_target(members[0].payload.get("target") or {}, context))
+        if (targets := preferred_target(target := members[0].payload.get("target") or {}, context))
     ]
     # What can be done now comes first: a target shown disabled, or not shown, is still
-    # suggested (the steps before it may enable it), after those that can be used at once.
+    # suggested (the steps before it may enable it), after those that can be used at once;
+    # a cautioned target comes after every other.
     usable = _usable_now(context)
-    built.sort(key=lambda b: not usable(b[2][0]))
+    built.sort(key=lambda b: (b[3] is not None, not usable(b[2][0])))
     suggestions: list[SuggestedAction] = []
-    for action, members, targets in built[:MAX_SUGGESTIONS]:
+    for action, members, targets, caution in built[:MAX_SUGGESTIONS]:
         best = members[0]
         sessions = len({m.session_id for m in members})
-        confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, len(members))))
+        confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, sessions)))
+        last = max(members, key=lambda m: epoch_ms(m.payload.get("timestamp")))
         suggestions.append(
             SuggestedAction(
                 rank=len(suggestions) + 1,
                 stepId=best.step_id,
                 action=action,
                 rationale=(
-                    f"Worked {len(members)} time(s) in {sessions} session(s) on this screen; "
-                    f"last {best.payload.get('timestamp', '?')}"
+                    f"Worked {len(members)} time(s) in {sessions} session(s) on this screen"
                 ),
                 confidence=round(confidence, 3),
+                support=Support(
+                    times=len(members),
+                    sessions=sessions,
+                    lastUsed=valid_time(last.payload.get("timestamp")),
+                ),
                 preferredTarget=targets[0],
                 fallbackTargets=targets[1:],
                 batchIndex=best.batch_index,
+                caution=caution,
             )
         )
     return suggestions
+
+
+def _session_weight(members: list[_Candidate]) -> float:
+    """The summed weight of the sessions among `members`, each by its best step."""
+    best: dict[str, float] = {}
+    for member in members:
+        best[member.session_id] = max(best.get(member.session_id, 0.0), member.weight)
+    return sum(best.values())
 
 
 def _usable_now(context: ScreenContext) -> Callable[[PriorTarget], bool]:

@@ -11,6 +11,10 @@ reproduces it. Salience (`engine.query.salience`) is computed from these links a
 
 A memory is recalled at most once per session (following the same advice twice in one run is
 one recall), and the most recent offer of a target wins (the result the agent just read).
+
+The links are the server's own: a `recalled` list sent with a step (a client's claim that it
+followed some memory) is dropped, never written. Salience ranks a memory above its twins, so
+a list taken from the client would let eight throwaway sessions make any step look followed.
 """
 
 import threading
@@ -160,8 +164,9 @@ class Offers:
 
 
 def with_recalls(record: StepRecord, offers: Offers) -> StepRecord:
-    """`record` with the recall links it earns (unchanged when none)."""
+    """`record` with the recall links it earns from what this server offered its session,
+    and no others (a `recalled` list it came with is dropped)."""
     links = offers.links(record)
-    if not links:
+    if not links and record.recalled is None:
         return record
-    return record.model_copy(update={"recalled": [*(record.recalled or []), *links]})
+    return record.model_copy(update={"recalled": links or None})

@@ -14,7 +14,7 @@ import tantivy
 from engine.core import NotFound, Result, SourceSession, StepSummary
 from engine.index import DOC_STEP, all_of, int_range, read_payload, term
 from engine.query import source_sessions, step_row
-from engine.records import DAY_MS
+from engine.records import DAY_MS, valid_time
 
 RECALLED_FIELD = "recalled"
 """Raw index field of an acting step: the step ids of the memories it followed (its record's
@@ -217,7 +217,11 @@ def recalls_of(searcher: tantivy.Searcher, schema: tantivy.Schema, step_id: str)
     found = searcher.search(query, limit=MAX_RECALLS_LISTED, order_by_field="ts")
     hits = sorted((Hit(searcher.doc(address)) for _, address in found.hits), key=lambda h: h.order)
     return [
-        Recall(sessionId=h.session_id, at=h.payload.get("timestamp", ""), stepId=h.step_id)
+        Recall(
+            sessionId=h.session_id,
+            at=valid_time(h.payload.get("timestamp")) or "",
+            stepId=h.step_id,
+        )
         for h in hits
     ]
 

@@ -2,11 +2,12 @@
 
 from typing import TypedDict
 
-from engine.core import BatchAction, SourceSession, StepSummary
+from engine.core import BatchAction, Caution, SourceSession, StepSummary
 from engine.index import StepPayload
 from engine.query.evidence import snippet
 from engine.query.salience import Recalls
 from engine.query.superseded_rule import is_superseded, superseded_fields
+from engine.records import valid_time
 
 
 class HitFields(TypedDict, total=False):
@@ -17,6 +18,7 @@ class HitFields(TypedDict, total=False):
     matchType: str
     relatedCount: int | None
     confidence: float
+    caution: Caution | None
 
 
 def step_row(
@@ -42,7 +44,7 @@ def step_row(
     return StepSummary(
         stepId=step_id,
         sessionId=session_id,
-        timestamp=payload.get("timestamp", ""),
+        timestamp=valid_time(payload.get("timestamp")) or "",
         tool=payload.get("tool", ""),
         screen=screen,
         onScreen=on_screen if on_screen and on_screen not in (screen, "unknown") else None,

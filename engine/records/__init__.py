@@ -76,6 +76,7 @@ from engine.records.models import (
     epoch_ms,
     now_iso,
     parse_time,
+    valid_time,
 )
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
@@ -184,4 +185,5 @@ __all__ = [
     "step_warnings",
     "superseded",
     "tool_action",
+    "valid_time",
 ]

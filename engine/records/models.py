@@ -177,6 +177,19 @@ def parse_time(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+MAX_TIME_CHARS = 40
+"""Longer than any ISO-8601 time (`2026-01-15T12:00:00.000000+05:30` is 32)."""
+
+
+def valid_time(value: str | None) -> str | None:
+    """A recorded time as it was written, when it is one (ISO-8601 and at most
+    `MAX_TIME_CHARS`); None for anything else. A timestamp read from a file written by another
+    program can be any text: only a time is ever shown as one."""
+    if not value or len(value) > MAX_TIME_CHARS or parse_time(value) is None:
+        return None
+    return value
+
+
 DAY_MS = 86_400_000
 """A day in milliseconds: ages in days (salience, priorKnowledge) from epoch-ms times."""
 

@@ -12,13 +12,15 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 (`engine.search.matched_fields`).
 """
 
+import re
 from collections.abc import Sequence
 from datetime import timedelta
 
 import tantivy
 
 from analyzers import SynonymTable, names_something
-from engine.core import SearchCoverage, SearchInput, SearchPage
+from engine.core import KnownValues, SearchCoverage, SearchInput, SearchPage
+from engine.history import DESTRUCTIVE_STEMS, caution_for
 from engine.index import (
     all_of,
     doc_key,
@@ -83,6 +85,10 @@ MAX_RENAMED = 100
 needed: any hundred of them name the same few successors)."""
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.6
+CAUTION_FACTOR = 0.5
+"""A step whose target looks destructive, found by a query that does not ask for that,
+counts half: one recording of a click on `delete-account-confirm` named "Send" must not
+be the first answer to "send button"."""
 RECENCY_FACTORS = ((timedelta(hours=24), 1.2), (timedelta(hours=72), 1.07))
 _RECENCY_MS = tuple((limit.total_seconds() * 1000, factor) for limit, factor in RECENCY_FACTORS)
 
@@ -174,6 +180,7 @@ def search(
                 "matchType": r.match_type,
                 "relatedCount": related_counts[i] if related_counts else None,
                 "confidence": said.confidence(r),
+                "caution": caution_for(payload.get("target") or {}, request.query, {}),
             },
         )
         for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
@@ -186,7 +193,8 @@ def search(
         hasMore=request.offset + len(results) < total,
         results=results,
         coverage=search_coverage(plan, page_held),
-        hint=said.hint(searcher, request.query, phrases, total),
+        hint=said.hint(request.query, total),
+        known=known_values(searcher, phrases) if total == 0 else None,
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -222,7 +230,8 @@ def _session_page(
         hasMore=end < len(order),
         results=results,
         coverage=said.coverage(),
-        hint=said.hint(view.searcher, request.query, phrases, len(order)),
+        hint=said.hint(request.query, len(order)),
+        known=known_values(view.searcher, phrases) if not order else None,
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -289,8 +298,8 @@ def _rank_tier(
 ) -> tuple[list[Hit], int]:
     """The tier's hits in final order (at least `need` of them when it has that many) and its
     total. The top window is reranked (coverage, outcome, recency, then salience, which never
-    lifts a step above an exact one); past it, hits follow in BM25 order (never above the
-    window: the rerank factor is >= 1), so every page is a slice of one stable ordering."""
+    lifts a step above an exact one); past it, hits follow in BM25 order, after the window
+    whatever their scores, so every page is a slice of one stable ordering."""
     searcher = view.searcher
     found = searcher.search(query, limit=max(RERANK_WINDOW, need) if need > 0 else 1, count=True)
     total = hit_count(found)
@@ -308,9 +317,11 @@ def _rank_tier(
         added = _dropped_scores(view, ids, left_out)
         scores = [score + added.get(key, 0.0) for score, key in zip(scores, keys, strict=True)]
     reranked, coverages, held = [], [], []
-    for score, doc, when in zip(scores, docs, created, strict=True):
+    cautioned = _destructive(view, ids, covers.plan)
+    for score, doc, when, key in zip(scores, docs, created, keys, strict=True):
         preferred, coverage = covers.of(doc["rank"][0])
-        reranked.append(score * _rerank_factor(preferred, coverage, now_ms - when))
+        factor = _rerank_factor(preferred, coverage, now_ms - when)
+        reranked.append(score * factor * (CAUTION_FACTOR if key in cautioned else 1.0))
         coverages.append(coverage)
         held.append(covers.held(doc["rank"][0]))
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
@@ -364,23 +375,41 @@ def _dropped_scores(
     return {doc_key(address): score for score, address in found.hits}
 
 
-def _empty_hint(searcher: tantivy.Searcher, query: str, phrases: list[str]) -> str:
-    """What an empty result can try instead: the flowTags and screens the index knows, and
-    the recorded phrases nearest the query's meaning (spec 004), when it was embedded."""
-    return f"No steps match {query!r} with these filters. {_known(searcher, phrases)}"
+TRY_KNOWN = "Try a flowTag or screen from `known`, one of its recorded phrases, or fewer filters."
+KNOWN_VALUES = 50
+"""flowTags and screens listed at most (each)."""
+MAX_KNOWN_CHARS = 64
+"""A recorded flowTag or screen name longer than this is left out of `known`."""
+MAX_PHRASE_CHARS = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def _known(searcher: tantivy.Searcher, phrases: list[str]) -> str:
-    """The flowTags and screens the index knows, and the recorded `phrases` nearest the query."""
-    flows = sorted(t for t, _ in searcher.terms_with_prefix("flow_tag", "", None, 50))
-    screens = sorted(
-        t for t, _ in searcher.terms_with_prefix("screen_name", "", None, 50) if t != "unknown"
+def _empty_hint(query: str) -> str:
+    """What an empty result says: knowhow's words and the query's; what the index knows
+    instead is data (`known_values`), never part of the sentence."""
+    return f"No steps match {query!r} with these filters. {TRY_KNOWN}"
+
+
+def known_values(searcher: tantivy.Searcher, phrases: list[str]) -> KnownValues:
+    """What an empty answer can try instead: the flowTags and screens the index knows and the
+    recorded phrases nearest the query's meaning (spec 004), when it was embedded. Recorded
+    values, so they are data: a value with control characters, or longer than a flowTag or a
+    screen name can sensibly be, is left out, and a phrase is cut (`MAX_PHRASE_CHARS`)."""
+
+    def listed(field: str) -> list[str]:
+        terms = (t for t, _ in searcher.terms_with_prefix(field, "", None, KNOWN_VALUES * 2))
+        kept = [t for t in terms if t != "unknown" and _plain(t, MAX_KNOWN_CHARS)]
+        return sorted(kept)[:KNOWN_VALUES]
+
+    return KnownValues(
+        flowTags=listed("flow_tag"),
+        screens=listed("screen_name"),
+        phrases=[p[:MAX_PHRASE_CHARS] for p in phrases if _plain(p, len(p))],
     )
-    nearest = f" Nearest known phrases: {'; '.join(phrases)}." if phrases else ""
-    return (
-        f"Known flowTags: {', '.join(flows) or 'none'}; known screens: "
-        f"{', '.join(screens) or 'none'}.{nearest}"
-    )
+
+
+def _plain(value: str, limit: int) -> bool:
+    return 0 < len(value) <= limit and not _CONTROL.search(value)
 
 
 def _nothing_to_search(
@@ -397,7 +426,8 @@ def _nothing_to_search(
         hasMore=False,
         results=[],
         coverage=SearchCoverage(covered=[], uncovered=[]),
-        hint=f"{NO_WORDS.format(query=request.query)} {_known(view.searcher, [])}",
+        hint=f"{NO_WORDS.format(query=request.query)} {TRY_KNOWN}",
+        known=known_values(view.searcher, []),
         mode=request.mode,
         modeUsed=mode_used,
         degraded=degraded,
@@ -479,13 +509,11 @@ class _Said:
         held = self.covers.held(hit.doc["rank"][0]) | (self.exact_held if hit.exact else 0)
         return confidence(self.plan, self.page_held, held, hit.similarity)
 
-    def hint(
-        self, searcher: tantivy.Searcher, query: str, phrases: list[str], total: int
-    ) -> str | None:
+    def hint(self, query: str, total: int) -> str | None:
         lacks = coverage_hint(self.plan, self.page_held, answered=total > 0)
         if total:
             return lacks
-        return " ".join(filter(None, [lacks, _empty_hint(searcher, query, phrases)]))
+        return " ".join(filter(None, [lacks, _empty_hint(query)]))
 
 
 def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:
@@ -496,6 +524,25 @@ def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:
     for hit in ranked:
         held |= hit.held | (exact if hit.exact else 0)
     return held
+
+
+def _destructive(view: ReadView, ids: list[str], plan: PlannedQuery) -> set[tuple[int, int]]:
+    """The window steps whose target looks destructive (`engine.history.caution`), unless the
+    query asks for destruction itself: one small search within the window's steps."""
+    if not ids or not DESTRUCTIVE_STEMS.isdisjoint(plan.tokens):
+        return set()
+    stems = sorted(DESTRUCTIVE_STEMS)
+    query = all_of(
+        one_of(view.schema, "step_id", ids),
+        tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, one_of(view.schema, "target", stems)),
+                (tantivy.Occur.Should, one_of(view.schema, "target_name", stems)),
+            ]
+        ),
+    )
+    found = view.searcher.search(query, limit=len(ids), count=False)
+    return {doc_key(address) for _, address in found.hits}
 
 
 def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:

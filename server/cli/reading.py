@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from engine import (
+    KnownValues,
     LastInput,
     SearchInput,
     SearchPage,
@@ -83,6 +84,19 @@ def _show_page(page: SearchPage) -> None:
         sessions_table(title, page.sessions(), page.total, more, page.hint)
     else:
         steps_table(title, page.steps(), page.total, more, page.hint)
+    if page.known is not None:
+        _show_known(page.known)
+
+
+def _show_known(known: KnownValues) -> None:
+    """The values an empty answer lists (recorded text: shown as data, one list each)."""
+    for label, values in (
+        ("flowTags", known.flowTags),
+        ("screens", known.screens),
+        ("nearest recorded phrases", known.phrases),
+    ):
+        if values:
+            out.print(f"  {label}: " + ", ".join(escape(v) for v in values))
 
 
 @answers(STEP_FILTERS)

@@ -156,6 +156,8 @@ async def _describe(
         session_id=session.session_id,
         flow_tags=session.metadata.flowTags,
         disabled=[(n.role, n.name) for n in seen.a11y.nodes if getattr(n, "disabled", False)],
+        texts=[(t.testId, t.text) for t in seen.testIds if t.visible and t.text],
+        goal=session.metadata.goal,
     )
     result = DescribeResult(state=seen.state, testIds=seen.testIds, a11y=seen.a11y)
     try:

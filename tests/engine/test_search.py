@@ -227,16 +227,17 @@ def test_the_same_search_gives_the_same_page(corpus):
     ("query", "filters"),
     [("qqqqzzzz", None), ("the to a", None), ("swap", {"flowTag": "connect"})],
 )
-def test_empty_results_carry_a_hint_naming_the_flow_tags(corpus, query, filters):
+def test_empty_results_carry_a_hint_and_the_known_flow_tags(corpus, query, filters):
     page = search(corpus, query, filters=filters)
     assert (page.total, page.results, page.hasMore) == (0, [], False)
+    assert page.hint is not None and page.known is not None
     for flow_tag in ("send", "swap", "onboarding"):
-        assert flow_tag in page.hint
-    assert query in page.hint
+        assert flow_tag in page.known.flowTags
 
 
 def test_results_carry_no_hint(corpus):
-    assert search(corpus, "swap").hint is None
+    page = search(corpus, "swap")
+    assert page.hint is None and page.known is None
 
 
 # -- result shape ------------------------------------------------------------------------------

@@ -394,11 +394,10 @@ def test_an_empty_answer_suggests_the_nearest_recorded_phrases(kb: Knowledge) ->
     """Spec 004's helpful empty result: nothing passes the similarity asked for, so the hint
     names the recorded texts nearest the query's meaning (keyword mode embeds nothing)."""
     empty = search(kb, "open the vault with my secret", minSimilarity=1.0)
-    assert empty.total == 0 and empty.hint is not None
-    nearest = empty.hint.split("Nearest known phrases: ", 1)[1]
-    assert "unlock" in nearest.split(";")[0]
+    assert empty.total == 0 and empty.known is not None
+    assert "unlock" in empty.known.phrases[0]
     keyword = search(kb, "open the vault with my secret", mode="keyword")
-    assert keyword.total == 0 and "Nearest" not in (keyword.hint or "")
+    assert keyword.total == 0 and keyword.known is not None and keyword.known.phrases == []
 
 
 def test_the_nearest_phrases_are_those_of_steps_the_filters_keep(kb: Knowledge) -> None:
@@ -413,9 +412,10 @@ def test_the_nearest_phrases_are_those_of_steps_the_filters_keep(kb: Knowledge) 
     )
     settings = search(kb, "settings", scope={"sessionId": "mm-settings"}, mode="keyword")
     assert everywhere.total == in_settings.total == 0 and settings.total > 0
-    suggested = in_settings.hint.split("Nearest known phrases: ", 1)[1]  # type: ignore[union-attr]
-    assert "unlock" in everywhere.hint.split("Nearest known phrases: ", 1)[1]  # type: ignore[union-attr]
-    assert "unlock" not in suggested and suggested.strip(". ")
+    assert everywhere.known is not None and in_settings.known is not None
+    assert any("unlock" in phrase for phrase in everywhere.known.phrases)
+    suggested = in_settings.known.phrases
+    assert suggested and not any("unlock" in phrase for phrase in suggested)
 
 
 def test_candidates_are_scored_from_the_key_columns_as_from_the_stored_keys(kb: Knowledge) -> None:

@@ -70,7 +70,7 @@ async def test_empty_search_names_known_flow_tags(client: Client) -> None:
     await eventually(lambda: _total(client, "coin overview send"))
     page = await search(client, query="zebra giraffe")
     assert page["total"] == 0 and page["results"] == []
-    assert "send" in page["hint"]
+    assert "send" in page["known"]["flowTags"]
 
 
 async def test_a_search_says_what_it_covers_and_bad_input_is_answered(client: Client) -> None:
