@@ -204,12 +204,19 @@ class KnowledgeEngine:
         return self._semantic(self.reader.path)
 
     def _vector_store(self, generation: Path) -> VectorReader | str:
-        """The generation's vectors, or why there are none."""
+        """The generation's vectors, or why there are none (damage found as they are read:
+        the writer rebuilds the generation, embedding again what did not verify)."""
         vectors = self._kept.vectors(generation)
-        space = vectors.space
-        if space is None:
+        vectors.refresh()
+        if vectors.damage is not None:
+            return (
+                f"the vector store of {generation.name} is damaged ({vectors.damage}): answered "
+                "by keywords until it is rebuilt (a running server's writer rebuilds it; "
+                "without one, `knowhow index`)"
+            )
+        if vectors.space is None:
             return f"the index has no vectors of {MODEL_ID}; run `knowhow reindex`"
-        return other_space(space, generation) or vectors
+        return other_space(vectors.space, generation) or vectors
 
     def _semantic(self, generation: Path) -> SemanticLeg | str:
         vectors = self._vector_store(generation)

@@ -718,8 +718,9 @@ def vector_damage(
     damage: Callable[[Path], None], *, while_serving: bool
 ) -> Callable[[Arena], Awaitable[Outcome]]:
     """Damage the vector store (under a server that searched it, or at rest before one
-    starts): searches must answer by keywords saying `degraded`, the server must live, and
-    the store must heal by embedding again, never with zero rows."""
+    starts): searches must answer (from rows checked before, or by keywords saying
+    `degraded`), the server must live, and the store must heal by embedding again, never with
+    zero rows."""
 
     async def attack(arena: Arena) -> Outcome:
         server = await arena.server()
@@ -742,9 +743,9 @@ def vector_damage(
             healed,
             lost,
             (alive, "the server died"),
-            (answered and degraded is not None, f"the first semantic search said {degraded!r}"),
+            (answered, f"the first semantic search failed: {degraded}"),
             (zeros == 0, f"{zeros} zero vectors in the store"),
-            note=f"answered by keywords with degraded; {keys} keys, {rows} rows after",
+            note=f"first search degraded: {degraded is not None}; {keys} keys, {rows} rows after",
         )
 
     return attack

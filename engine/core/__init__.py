@@ -11,6 +11,7 @@ from engine.core.errors import (
     NoActiveSession,
     NotFound,
     StaleIndex,
+    VectorsDamaged,
     WriteFailed,
 )
 from engine.core.files import (
@@ -116,6 +117,7 @@ __all__ = [
     "SupersededByStep",
     "TimelineInput",
     "UnsafeFile",
+    "VectorsDamaged",
     "WriteFailed",
     "atomic_write",
     "create_at",

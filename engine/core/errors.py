@@ -96,3 +96,10 @@ class IndexDamaged(IndexUnavailable):
             "running, `knowhow index` rebuilds it"
         )
         self.reason = reason
+
+
+class VectorsDamaged(IndexDamaged):
+    """A generation's vector store is damaged (`engine.embedding.vectors`). Only the writer
+    raises it: the generation is rebuilt, embedding again whatever did not verify, while
+    readers go on answering by keywords (saying `degraded`); it is never reported to other
+    processes as a damaged index, which would stop their keyword answers too."""

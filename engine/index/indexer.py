@@ -389,7 +389,7 @@ def ensure_index(
     if current is None:
         return rebuild(store, base, progress)
     try:
-        GenerationCheck(current).verify(full=True)
+        GenerationCheck(current, vectors=True).verify(full=True)
         writer = IndexWriter(current)
     except IndexDamaged as exc:
         report = rebuild(store, base, progress)

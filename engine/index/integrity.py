@@ -9,7 +9,9 @@ touches it, not by one.
 What is checked: every segment listed in `meta.json` has all its files, each file's Tantivy
 footer is present and its CRC-32 matches the body (Tantivy appends `{"version": …, "crc": N}`,
 the footer's length and the magic number 1337 to every file it writes), `knowhow.json` parses,
-the manifest database passes SQLite's `quick_check`, and Tantivy opens the generation.
+the manifest database passes SQLite's `quick_check`, and Tantivy opens the generation; for
+a writer (`vectors=True`), also the vector store (`engine.embedding.StoreCheck`: its damage is
+`VectorsDamaged`, which readers never raise: they answer by keywords meanwhile).
 
 Tantivy never rewrites a segment file, so a file seen whole once with the same size and
 modification time is whole still: `GenerationCheck` remembers those and re-reads only new or
@@ -27,6 +29,7 @@ import orjson
 import tantivy
 
 from engine.core import IndexDamaged, atomic_write
+from engine.embedding import StoreCheck
 
 TANTIVY_META = "meta.json"
 KNOWHOW_META = "knowhow.json"
@@ -57,11 +60,13 @@ def is_panic(exc: BaseException) -> bool:
 class GenerationCheck:
     """Verifies one generation, remembering the segment files already found whole."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, vectors: bool = False) -> None:
+        """`vectors`: check the vector store too (a writer's check)."""
         self.path = path
         self._whole: dict[str, Fingerprint] = {}
         self._metas: tuple[MetaFingerprints, list[str]] | None = None
         """The meta files as last found whole, and the segment files `meta.json` lists."""
+        self._vectors = StoreCheck(path) if vectors else None
 
     def verify(self, *, full: bool = False) -> None:
         """Raise `IndexDamaged` naming the first damage found. `full` (on open, after an
@@ -86,6 +91,8 @@ class GenerationCheck:
             _check_opens(self.path)
         else:
             _check_manifest_header(self.path / MANIFEST)
+        if self._vectors is not None:
+            self._vectors.verify(full=full)
 
     def _segment_files(self) -> list[str]:
         """`segment_files`, after `knowhow.json` is checked; both meta files are read again

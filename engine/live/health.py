@@ -10,7 +10,7 @@ import logging
 import time
 from pathlib import Path
 
-from engine.core import IndexDamaged
+from engine.core import IndexDamaged, VectorsDamaged
 from engine.index import GenerationCheck, clear_damage, report_damage, reported_damage
 from engine.live.lease import writer_pid
 
@@ -31,14 +31,14 @@ class GenerationHealth:
     def verify(self, generation: Path) -> None:
         """Verify `generation` in full before writing it (`IndexDamaged` when it is not whole),
         and clear a reported damage the check does not confirm."""
-        check = self._check = GenerationCheck(generation)
+        check = self._check = GenerationCheck(generation, vectors=True)
         self._next_verify = time.monotonic() + VERIFY_SECONDS
         check.verify(full=True)
         clear_damage(generation)
 
     def follow(self, generation: Path) -> None:
         """Check `generation` from now on (one just rebuilt, known whole)."""
-        self._check = GenerationCheck(generation)
+        self._check = GenerationCheck(generation, vectors=True)
 
     def damaged(self, generation: Path) -> bool:
         """Whether the writer's generation is damaged: reported by any process, or found by
@@ -48,17 +48,25 @@ class GenerationHealth:
             return False
         self._next_verify = time.monotonic() + VERIFY_SECONDS
         if self._check is None or self._check.path != generation:
-            self._check = GenerationCheck(generation)
+            self._check = GenerationCheck(generation, vectors=True)
         try:
             self._check.verify(full=reported is not None)
         except IndexDamaged as exc:
             log.warning("live index: %s", exc.message)
-            report_damage(generation, exc.reason)
+            report_damage_to_readers(generation, exc)
             return True
         if reported is not None:
             log.info("a reported damage of %s was not confirmed: %s", generation, reported)
             clear_damage(generation)
         return False
+
+
+def report_damage_to_readers(generation: Path, damage: IndexDamaged) -> None:
+    """Tell every process to stop searching a damaged generation, unless only its vectors are
+    damaged: then readers go on answering by keywords (they find vector damage themselves and
+    say `degraded`) while the writer rebuilds."""
+    if not isinstance(damage, VectorsDamaged):
+        report_damage(generation, damage.reason)
 
 
 def health(

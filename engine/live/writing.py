@@ -28,11 +28,10 @@ from engine.index import (
     SyncReport,
     embedded_by_other_model,
     rebuild,
-    report_damage,
     sync_sessions,
     write_detected,
 )
-from engine.live.health import GenerationHealth
+from engine.live.health import GenerationHealth, report_damage_to_readers
 from engine.live.lease import WriterLease
 from engine.live.stats import Failures
 from engine.live.status import SessionListings
@@ -115,7 +114,7 @@ class LiveWriter:
                 self.health.verify(current)
                 return IndexWriter(current)
             except IndexDamaged as exc:
-                report_damage(current, exc.reason)
+                report_damage_to_readers(current, exc)
                 reason = exc.reason
             except StaleIndex as exc:
                 if not built_by_other_version(current):
