@@ -116,6 +116,9 @@ class SessionMemory(Result):
     matchedSteps: list[str]
     screens: list[str]
     actions: list["RecipeAction"]
+    truncated: bool | None = None
+    """The recipe was read from the session's first steps only (a long session): summarize
+    the session for all of it, page by page."""
 
 
 class SearchCoverage(Result):

@@ -29,6 +29,7 @@ from engine.index import (
     count,
     counts_by,
     hit_count,
+    int_range,
     known_actions,
     read_payload,
     term,
@@ -43,6 +44,11 @@ MATCHED_STEPS = 3
 """Matching steps shown per session, best first."""
 RECIPE_ACTIONS = 20
 """Actions shown per session recipe (its first ones; `summarize` gives them all)."""
+RECIPE_STEPS = 200
+"""A session's recipe is read from its first steps only (a row never grows with its session:
+`truncated` says a longer session was cut, `summarize` pages through all of it)."""
+RECIPE_SCREENS = 50
+"""Screens shown per session recipe (the first ones its first steps went through)."""
 
 
 def matching_sessions(
@@ -114,7 +120,8 @@ def session_rows(
     rows = []
     for session_id, hits in page:
         best = hits[0] if hits else None
-        screens, actions = recipe(view, session_id, sessions[session_id].stepCount)
+        steps = sessions[session_id].stepCount
+        screens, actions = recipe(view, session_id, min(steps, RECIPE_STEPS))
         rows.append(
             SessionMemory(
                 sessionId=session_id,
@@ -126,20 +133,23 @@ def session_rows(
                 else None,
                 matchType=best.match_type if best else "keyword",
                 matchedSteps=[hit.step_id for hit in hits[:MATCHED_STEPS]],
-                screens=screens,
+                screens=screens[:RECIPE_SCREENS],
                 actions=actions,
+                truncated=steps > RECIPE_STEPS or len(screens) > RECIPE_SCREENS or None,
             )
         )
     return rows
 
 
-def recipe(
-    view: ReadView, session_id: str, step_count: int
-) -> tuple[list[str], list[RecipeAction]]:
-    """The screens a session of `step_count` steps went through (consecutive repeats once)
-    and its first actions that worked, from its step documents in order."""
-    query = all_of(step_filter(view.schema), term(view.schema, "session_id", session_id))
-    found = view.searcher.search(query, limit=max(1, step_count), count=False, order_by_field="seq")
+def recipe(view: ReadView, session_id: str, first: int) -> tuple[list[str], list[RecipeAction]]:
+    """The screens the session's `first` steps went through (consecutive repeats once) and
+    its first actions that worked, from its step documents in order."""
+    query = all_of(
+        step_filter(view.schema),
+        term(view.schema, "session_id", session_id),
+        int_range(view.schema, "seq", 0, first),
+    )
+    found = view.searcher.search(query, limit=max(1, first), count=False, order_by_field="seq")
     steps = []
     for _, address in reversed(found.hits):  # order_by_field sorts descending
         doc = view.searcher.doc(address)

@@ -1,0 +1,51 @@
+"""Every answer is bounded: a long session gives a capped answer that says it was cut and how
+to get the rest (`truncated`, `nextOffset`), never one that grows with the session.
+
+Time and memory at 50,000 steps are measured by `scripts/adversary.py` (tests assert no clock).
+"""
+
+from datetime import timedelta
+
+import orjson
+import pytest
+
+from tests.conftest import FIXED_NOW, Knowledge
+
+LONG = "mm-long-recipe"
+STEPS = 1_500
+
+
+@pytest.fixture(scope="module")
+def long_session(module_kb: Knowledge) -> Knowledge:
+    """One session of 1,500 steps on 300 screens in turn (every fifth step fails), written
+    directly: recording them one by one would make a slow test of a size rule."""
+    kb = module_kb
+    kb.session(LONG, hours_ago=3, goal="Soak the send flow", flow_tags=["soak"])
+    steps = kb.root / LONG / "steps"
+    steps.mkdir(parents=True)
+    start = FIXED_NOW - timedelta(hours=2)
+    for number in range(1, STEPS + 1):
+        record = kb.record(
+            LONG,
+            test_id=f"soak-button-{number % 7}",
+            screen=f"soak-screen-{number % 300}",
+            ok=number % 5 != 0,
+            error=None if number % 5 else ("MM_TARGET_NOT_FOUND", "Element not found"),
+            at=start + timedelta(seconds=number),
+        )
+        name = f"{number:04d}-mm_click.json"
+        (steps / name).write_bytes(record.model_dump_json(exclude_none=True).encode())
+    kb.index()
+    return kb
+
+
+def size(result: object) -> int:
+    return len(orjson.dumps(result.to_json_dict()))  # type: ignore[attr-defined]
+
+
+def test_a_session_row_of_a_search_is_capped(long_session: Knowledge) -> None:
+    page = long_session.search("soak button", types=["session"])
+    [row] = page.sessions()
+    assert row.truncated is True
+    assert len(row.screens) <= 100
+    assert size(page) < 64_000
