@@ -12,6 +12,7 @@ import secrets
 import string
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -131,8 +132,11 @@ def earlier_refs(store: KnowledgeStore, record: StepRecord) -> dict[str, tuple[s
     return {}
 
 
-def write_step(store: KnowledgeStore, record: StepRecord) -> tuple[str, StepRecord]:
+def write_step(
+    store: KnowledgeStore, record: StepRecord, stamp: Callable[[], str] | None = None
+) -> tuple[str, StepRecord]:
     """Store a step sent to `mm_knowledge_record_step` (secrets scrubbed, labels derived);
-    returns its step id and the record as written."""
+    returns its step id and the record (its time is `stamp`'s, taken as the step is named,
+    when given: `KnowledgeStore.record_step`)."""
     record = labelled(scrub_step(record, earlier_refs(store, record)))
-    return store.record_step(record), record
+    return store.record_step(record, stamp=stamp), record

@@ -28,10 +28,10 @@ from engine.records import (
     SessionFacts,
     SessionMetadata,
     follows,
-    in_order,
     list_session,
     step_id_for,
     step_warnings,
+    steps_in_order,
 )
 
 APPEND_CACHE_SESSIONS = 4096
@@ -194,7 +194,7 @@ def _append(
     if new and not follows(list(known.files), list(new)):
         return False  # a step inserted before indexed ones changes their context
     steps = []
-    for name in in_order(list(new), str, lambda _: 0):  # one form: in the order of the names
+    for name in new:
         try:
             record = store.read_step(session_id, name)
         except (OSError, ValueError, ValidationError):
@@ -202,6 +202,7 @@ def _append(
         if step_warnings(store.root / session_id / STEPS_DIR / name, name, record):
             return False  # and the files it can read only in part, with the others of the session
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
+    steps = steps_in_order(steps)  # new steps at one place: by their time
     docs, context, facts = tail_documents(known, steps)
     writer.add_documents(session_id, docs, listing.signature, facts.encode())
     indexed = {**known.files, **{name: files[name] for name in new}}

@@ -27,6 +27,7 @@ from engine.records.knowledge_root import (
     parse_step,
     step_id_for,
     step_warnings,
+    steps_in_order,
 )
 from engine.records.labels import (
     DISCOVERY_TOOLS,
@@ -183,6 +184,7 @@ __all__ = [
     "selector_test_id",
     "step_id_for",
     "step_warnings",
+    "steps_in_order",
     "superseded",
     "tool_action",
     "valid_time",

@@ -9,11 +9,12 @@ indexed as nothing), and writing into a linked session is refused with `MM_INVAL
 """
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -472,7 +473,7 @@ class KnowledgeStore:
         except UnsafeFile as exc:
             signer.linked("steps")
             loaded.skipped.append(Skip(str(directory), exc.reason))
-        loaded.steps = in_order(loaded.steps, _file_name, _record_time)
+        loaded.steps = steps_in_order(loaded.steps)
 
     def _load_step(
         self, loaded: LoadedSession, folder: int, entry: os.DirEntry[str]
@@ -516,7 +517,7 @@ class KnowledgeStore:
             write_at(folder, SESSION_FILE, _dump(metadata))
         return self.root / metadata.sessionId / SESSION_FILE
 
-    def record_step(self, record: StepRecord) -> str:
+    def record_step(self, record: StepRecord, *, stamp: Callable[[], str] | None = None) -> str:
         """Write a step as the session's next step file; returns its step id.
 
         The name follows the session's form (`engine.records.step_names`): the next
@@ -524,12 +525,20 @@ class KnowledgeStore:
         where the session (or, for its first step, the root) uses today's recorder's names.
         Labels are derived from the tool and outcome when the record has none. The file is
         created atomically and never overwrites another step, even with concurrent writers.
+
+        Naming is atomic across processes: the session's `steps/` folder is locked (`flock`)
+        while its names are listed and the next one is created, so two recorders never take
+        one number (each its own tool name would not collide, and the steps would share a
+        place in the session). `stamp`, when given, is the record's time, taken inside that
+        lock: numbers then follow the times stamped, whichever process wins the lock.
         """
         session_id = validate_session_id(record.sessionId)
         record = labelled(record)
         tool = _SAFE_TOOL.sub("_", record.tool.name)[:64] or "step"
-        data = _dump(record)
-        with self._writable(session_id, STEPS_DIR) as folder:
+        with self._writable(session_id, STEPS_DIR) as folder, _locked(folder):
+            if stamp is not None:
+                record = record.model_copy(update={"timestamp": stamp()})
+            data = _dump(record)
             names = _step_names(folder)
             stamps = uses_stamps(names)
             if stamps is None:
@@ -571,12 +580,29 @@ def step_warnings(path: Path, name: str, record: StepRecord) -> list[Skip]:
     return found
 
 
+def steps_in_order(steps: Sequence[LoadedStep]) -> list[LoadedStep]:
+    """Loaded steps in step order (`engine.records.step_names`: their file names, and their
+    records' times where the names do not decide)."""
+    return in_order(steps, _file_name, _record_time)
+
+
 def _file_name(step: LoadedStep) -> str:
     return step.step_id.split("/", 1)[1]
 
 
 def _record_time(step: LoadedStep) -> int:
     return epoch_ms(step.record.timestamp)
+
+
+@contextlib.contextmanager
+def _locked(folder: int) -> Iterator[None]:
+    """An exclusive `flock` on the open folder, released when the block ends (or the process
+    dies: the OS drops it with the descriptor)."""
+    fcntl.flock(folder, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(folder, fcntl.LOCK_UN)
 
 
 def _dump(model: SessionMetadata | StepRecord | Supersessions) -> bytes:

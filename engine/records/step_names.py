@@ -11,6 +11,10 @@ A session of one form is in that form's order. A session that mixes them (knowho
 into a session another recorder started, a file of neither form) is in the order of the
 records' own times, each form keeping its own order: a merge, so two steps with the same time,
 or a record whose time cannot be read, never reorder a recorder's own sequence.
+
+Two names at the same place (two `0040-…` files, from recorders that raced before numbering
+was atomic, or written by another program) are in the order of their records' times, then of
+their names: the tool a name ends with never decides which step came first.
 """
 
 import heapq
@@ -40,12 +44,15 @@ def name_form(name: str) -> Form | None:
     return None
 
 
-def _key(name: str) -> tuple[int, str]:
-    """Order within a form: a numbered name by its number, a stamped one by its name."""
-    match = NUMBERED.fullmatch(name.removesuffix(".json"))
-    if match and name_form(name) == "numbered":
-        return int(match.group(1)), name
-    return 0, name
+def _place(name: str) -> tuple[int, str]:
+    """Where a name puts its step within its form: a numbered name by its number, a stamped
+    one by its stamp, one of neither form by its name; never by the tool after them."""
+    stem = name.removesuffix(".json")
+    if match := STAMPED.fullmatch(stem):
+        return 0, match.group(1)
+    if match := NUMBERED.fullmatch(stem):
+        return int(match.group(1)), ""
+    return 0, stem
 
 
 def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], int]) -> list[T]:
@@ -54,7 +61,10 @@ def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], i
     groups: dict[Form | None, list[T]] = {}
     for item in items:
         groups.setdefault(name_form(name(item)), []).append(item)
-    ordered = [sorted(g, key=lambda item: _key(name(item))) for g in groups.values()]
+    ordered = [
+        sorted(g, key=lambda item: (_place(name(item)), time(item), name(item)))
+        for g in groups.values()
+    ]
     if len(ordered) == 1 and None not in groups:
         return ordered[0]
     return list(heapq.merge(*ordered, key=time))
@@ -62,12 +72,13 @@ def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], i
 
 def follows(names: Sequence[str], new: Sequence[str]) -> bool:
     """Whether the `new` step files come after every one of `names` in step order, knowing
-    only the names: all of one form, each new one after the last known one."""
+    only the names: all of one form, each new one placed after the last known one (one at
+    the same place may have been taken before it: its time decides)."""
     forms = {name_form(n) for n in (*names, *new)}
     if len(forms) != 1 or None in forms:
         return False
-    last = max(map(_key, names), default=None)
-    return last is None or all(_key(n) > last for n in new)
+    last = max(map(_place, names), default=None)
+    return last is None or all(_place(n) > last for n in new)
 
 
 def uses_stamps(names: Sequence[str]) -> bool | None:

@@ -122,7 +122,10 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
             "sessionId to record into) or pass the id of an existing session"
         )
     record = with_recalls(request.to_record(session_id, now_iso()), state.offers)
-    step_id, record = await state.write(partial(write_step, state.store, record))
+    # Without a time of its own, the step is stamped as it is named: numbers follow times even
+    # when several servers record into the session at once.
+    stamp = None if request.timestamp else now_iso
+    step_id, record = await state.write(partial(write_step, state.store, record, stamp))
     return StepRecorded(
         stepId=step_id,
         sessionId=session_id,

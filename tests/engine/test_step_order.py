@@ -1,0 +1,164 @@
+"""The order of a session's steps: by number past 9,999, never by tool name, and atomic
+numbering when several processes record into one session at once.
+
+Step files are `<number>-<tool>.json`; `10000-…` sorts before `9999-…` as a string, so an
+order by name puts a long session's newest steps in its middle (timeline, summarize) and made
+every new step look inserted before the indexed ones (the whole session indexed again).
+"""
+
+import subprocess
+import sys
+import textwrap
+from datetime import timedelta
+from pathlib import Path
+
+import orjson
+
+from engine.core import LastInput, SummarizeInput, TimelineInput
+from engine.index import AppendCache, IndexLayout, IndexWriter, sync_sessions
+from tests.conftest import FIXED_NOW, Knowledge, iso
+
+REPO = Path(__file__).resolve().parents[2]
+LONG = "mm-long-session"
+
+
+def write_numbered(kb: Knowledge, session_id: str, numbers: list[int], screen_of=str) -> None:  # type: ignore[no-untyped-def]
+    """Step files with these numbers, one minute apart in number order (written directly: ten
+    thousand recorded steps would make a slow test of a naming rule)."""
+    steps = kb.root / session_id / "steps"
+    steps.mkdir(parents=True, exist_ok=True)
+    start = FIXED_NOW - timedelta(hours=2)
+    for position, number in enumerate(sorted(numbers)):
+        record = kb.record(
+            session_id,
+            test_id=f"button-{number}",
+            screen=screen_of(number),
+            at=start + timedelta(minutes=position),
+        )
+        name = f"{number:04d}-mm_click.json"
+        (steps / name).write_bytes(record.model_dump_json(exclude_none=True).encode())
+
+
+def stem(step_id: str) -> str:
+    return step_id.split("/", 1)[1]
+
+
+def test_steps_past_9999_keep_their_order_in_timeline_and_summary(kb: Knowledge) -> None:
+    kb.session(LONG, hours_ago=3)
+    numbers = [1, 2, 9998, 9999, 10000, 10001]
+    write_numbered(kb, LONG, numbers, screen_of=lambda n: f"screen-{n}")
+    engine = kb.engine()
+
+    line = engine.timeline(TimelineInput(anchor=f"{LONG}/10000-mm_click", before=3, after=3))
+    assert [stem(s.stepId) for s in line.before] == [
+        "0002-mm_click",
+        "9998-mm_click",
+        "9999-mm_click",
+    ]
+    assert [stem(s.stepId) for s in line.after] == ["10001-mm_click"]
+
+    recipe = engine.summarize(SummarizeInput(scope={"sessionId": LONG}))
+    assert recipe.screens == [f"screen-{n}" for n in numbers]
+    assert [stem(a.stepId) for a in recipe.actions][-1] == "10001-mm_click"
+
+    newest = engine.last(LastInput(n=2, scope={"sessionId": LONG}))
+    assert [stem(s.stepId) for s in newest.steps] == ["10000-mm_click", "10001-mm_click"]
+
+
+def test_a_new_step_of_a_long_session_is_appended_not_the_session_indexed_again(
+    kb: Knowledge,
+) -> None:
+    kb.session(LONG, hours_ago=3)
+    write_numbered(kb, LONG, [9998, 9999, 10000])
+    kb.index()
+    generation = IndexLayout(kb.index_dir).current()
+    assert generation is not None
+    writer = IndexWriter(generation)
+    try:
+        cache = AppendCache()
+        sync_sessions(kb.store, writer, [LONG], cache)  # what the live writer knows
+        step_id = kb.step(LONG, test_id="send-button")
+        assert stem(step_id) == "10001-mm_click"
+        report = sync_sessions(kb.store, writer, [LONG], cache)
+    finally:
+        writer.close()
+    assert report.appended == {LONG}
+    assert report.steps_indexed == 1
+
+
+def test_steps_sharing_a_number_are_ordered_by_time_not_by_tool_name(kb: Knowledge) -> None:
+    """Two recorders that picked the same number (files written before numbering was atomic,
+    or by another program): the step taken first comes first, whatever its tool is called."""
+    kb.session("mm-tied-numbers", hours_ago=3)
+    steps = kb.root / "mm-tied-numbers" / "steps"
+    steps.mkdir(parents=True)
+    start = FIXED_NOW - timedelta(hours=2)
+    for name, tool, seconds in (
+        ("0001-mm_describe_screen", "mm_describe_screen", 0),
+        ("0002-mm_type", "mm_type", 10),
+        ("0002-mm_click", "mm_click", 20),
+        ("0003-mm_click", "mm_click", 30),
+    ):
+        record = kb.record(
+            "mm-tied-numbers", tool, test_id="x", at=start + timedelta(seconds=seconds)
+        )
+        (steps / f"{name}.json").write_bytes(record.model_dump_json(exclude_none=True).encode())
+    engine = kb.engine()
+    listed = engine.last(LastInput(n=10, scope={"sessionId": "mm-tied-numbers"}))
+    assert [stem(s.stepId) for s in listed.steps] == [
+        "0001-mm_describe_screen",
+        "0002-mm_type",
+        "0002-mm_click",
+        "0003-mm_click",
+    ]
+    line = engine.timeline(TimelineInput(anchor="mm-tied-numbers/0002-mm_click", before=1, after=1))
+    assert [stem(s.stepId) for s in line.before] == ["0002-mm_type"]
+
+
+RECORDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from engine.records import KnowledgeStore, Outcome, StepRecord, StepTarget, ToolCall, now_iso
+
+    root, session_id, tool, count = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+    store = KnowledgeStore(root)
+    sys.stdin.readline()  # start together
+    for number in range(count):
+        record = StepRecord(
+            timestamp="2000-01-01T00:00:00.000Z",
+            sessionId=session_id,
+            tool=ToolCall(name=tool, target=StepTarget(testId=f"{tool}-{number}")),
+            outcome=Outcome(ok=True),
+        )
+        store.record_step(record, stamp=now_iso)
+    """
+)
+
+
+def test_processes_recording_into_one_session_never_share_a_step_number(kb: Knowledge) -> None:
+    """Four processes, four tools (so names never collide), 25 steps each, started together:
+    every step its own number, and the numbers in the order of the times stamped."""
+    session_id = kb.session("mm-crowded", hours_ago=1)
+    recorders = [
+        subprocess.Popen(
+            [sys.executable, "-c", RECORDER, str(kb.root), session_id, tool, "25"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+        )
+        for tool in ("mm_click", "mm_type", "mm_wait_for", "mm_navigate")
+    ]
+    for recorder in recorders:
+        assert recorder.stdin is not None
+        recorder.stdin.write(b"go\n")
+        recorder.stdin.close()
+    for recorder in recorders:
+        assert recorder.wait(120) == 0
+    files = sorted((kb.root / session_id / "steps").iterdir())
+    numbers = [int(path.name.split("-", 1)[0]) for path in files]
+    assert len(files) == 100
+    assert sorted(numbers) == list(range(1, 101))
+    by_number = sorted(files, key=lambda path: int(path.name.split("-", 1)[0]))
+    times = [orjson.loads(path.read_bytes())["timestamp"] for path in by_number]
+    assert times == sorted(times), "a later number was stamped earlier"
+    assert all(time > iso(FIXED_NOW - timedelta(days=3650)) for time in times)
