@@ -65,10 +65,13 @@ from engine.index import (
     IndexLayout,
     IndexReader,
     PageRelease,
+    all_of,
+    count,
     is_panic,
     other_space,
     report_damage,
     reported_damage,
+    term,
 )
 from engine.live import document_counts
 from engine.meaning import (
@@ -83,6 +86,7 @@ from engine.meaning import (
 from engine.query import (
     ReadView,
     scope_session,
+    step_filter,
 )
 from engine.read_cache import ReadCache
 from engine.search import MAX_ENTRIES, SearchCache, cache_key, search
@@ -358,7 +362,18 @@ class KnowledgeEngine:
     def summarize(
         self, request: SummarizeInput, *, current_session: str | None = None
     ) -> SessionRecipe:
-        return summarize(self.root, request, current_session)
+        return summarize(self.root, request, current_session, self._failed_steps)
+
+    def _failed_steps(self, session_id: str) -> int:
+        """How many steps of a session failed, as the index holds it (a long session's
+        summary counts them here rather than reading every step file)."""
+        view = self._view()
+        failed = all_of(
+            step_filter(view.schema),
+            term(view.schema, "session_id", session_id),
+            term(view.schema, "ok", "false"),
+        )
+        return count(view.searcher, failed)
 
     def timeline(self, request: TimelineInput) -> TimelineResult:
         """The steps around an anchor: the given step, or the best search hit of `query`

@@ -153,6 +153,14 @@ SUMMARIZE: Schema = _knowledge(
     {
         "sessionId": {"type": "string", "minLength": 4, "description": "Deprecated: use scope"},
         "scope": {**KNOWLEDGE_SCOPE, "default": "current"},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 100_000_000,
+            "default": 0,
+            "description": "First step of the page: a long session comes a page at a time "
+            "(truncated, nextOffset)",
+        },
     }
 )
 

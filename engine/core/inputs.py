@@ -22,6 +22,8 @@ from engine.core.errors import InvalidInput
 from engine.core.files import validate_session_id, validate_step_id
 
 MAX_OFFSET = 10_000
+MAX_STEP_OFFSET = 100_000_000
+"""Where in a session a page of its recipe may start (summarize)."""
 
 
 def _safe_session_id(value: str) -> str:
@@ -130,6 +132,8 @@ class LastInput(Strict):
 class SummarizeInput(Strict):
     sessionId: Annotated[SessionId, Field(description="Deprecated: use scope")] | None = None
     scope: Scope = "current"
+    offset: Annotated[int, Field(ge=0, le=MAX_STEP_OFFSET, strict=True)] = 0
+    """The first step of the page (a long session is summarized a page at a time)."""
 
 
 class SessionsInput(Strict):

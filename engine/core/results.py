@@ -230,6 +230,12 @@ class SessionRecipe(Result):
     skipped: list[dict[str, str]] = Field(default_factory=list)
     warnings: list[dict[str, str]] = Field(default_factory=list)
     """Files read only in part, and what of them was left out."""
+    offset: int = 0
+    """The first step of this page."""
+    truncated: bool | None = None
+    """The recipe covers one page of a long session's steps, not all of them."""
+    nextOffset: int | None = None
+    """Where the next page starts (summarize again with this `offset`); None on the last."""
 
 
 class DuplicateGroup(Result):

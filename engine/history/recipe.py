@@ -4,6 +4,7 @@ Read straight from the session's files (one folder, not a scan), so a summary is
 while the index catches up.
 """
 
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from engine.core import (
@@ -31,13 +32,19 @@ from engine.records import (
     KnowledgeStore,
     LoadedSession,
     StepRecord,
+    name_order,
     read_batch,
+    step_id_for,
     tool_action,
 )
 
 SILENT_TOOLS = DISCOVERY_TOOLS | READING_TOOLS | {"launch", "screenshot", "cleanup"}
 """Tools that only look or read: a recipe leaves them out (set-up tools stay: a recipe must
 set the test up as the session did)."""
+SUMMARY_STEPS = 500
+"""Steps a summary covers at most: a longer session is summarized a page at a time."""
+CONTEXT_STEPS = 50
+"""Steps read before a page to set its scene (the screen and the refs its first steps used)."""
 STOPPED_NOTE = (
     "worked up to an unknown step: the batch stopped at its first failure and its record does "
     "not say which step that was; the steps after it never ran"
@@ -129,7 +136,9 @@ def session_summary(loaded: LoadedSession) -> SessionSummary:
     )
 
 
-def summarize_session(loaded: LoadedSession) -> SessionRecipe:
+def summarize_session(loaded: LoadedSession, before: Collection[str] = ()) -> SessionRecipe:
+    """The recipe of the steps `loaded` holds; those in `before` (step ids of the steps before
+    a page) only set the scene: what was on screen and which refs meant what."""
     screens: list[str] = []
     actions: list[RecipeAction] = []
     failures: list[RecipeFailure] = []
@@ -137,6 +146,9 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
     context = SessionContext()
     for step in loaded.steps:
         record = context.see(step.record)
+        if step.step_id in before:
+            context.advance(record)
+            continue
         if not screens or screens[-1] != record.screen:
             screens.append(record.screen)
         batch = read_batch(record)
@@ -167,8 +179,14 @@ def summarize_session(loaded: LoadedSession) -> SessionRecipe:
     )
 
 
-def summarize(root: Path, request: SummarizeInput, current_session: str | None) -> SessionRecipe:
-    """The recipe of the session a request names (legacy `sessionId` wins over `scope`)."""
+def summarize(
+    root: Path,
+    request: SummarizeInput,
+    current_session: str | None,
+    failed_steps: Callable[[str], int],
+) -> SessionRecipe:
+    """The recipe of the session a request names (legacy `sessionId` wins over `scope`), a
+    page of `SUMMARY_STEPS` steps from `request.offset` (`summarize_page`)."""
     if request.sessionId:
         session_id = request.sessionId
     elif request.scope == "all":
@@ -181,4 +199,37 @@ def summarize(root: Path, request: SummarizeInput, current_session: str | None) 
         raise NotFound(
             f"no session {session_id!r} under {root}; list the sessions to see which exist"
         )
-    return summarize_session(KnowledgeStore(root).load_session(session_id))
+    return summarize_page(KnowledgeStore(root), session_id, request.offset, failed_steps)
+
+
+def summarize_page(
+    store: KnowledgeStore, session_id: str, offset: int, failed_steps: Callable[[str], int]
+) -> SessionRecipe:
+    """A session of at most `SUMMARY_STEPS` steps is read whole, as always. A longer one is
+    summarized a page at a time, so that an answer never grows with its session: the page's
+    steps and the `CONTEXT_STEPS` before them are read (in the order their names give; a
+    session whose names do not tell it is read whole to order it), its `stepCount` is its
+    number of step files, and `failedStepCount` is counted by the index (`failed_steps`)."""
+    names = store.step_names(session_id)
+    if offset == 0 and len(names) <= SUMMARY_STEPS:
+        return summarize_session(store.load_session(session_id))
+    ordered = name_order(names)
+    if ordered is None:
+        whole = store.load_session(session_id)
+        ordered = [s.step_id.split("/", 1)[1] + ".json" for s in whole.steps]
+    page = ordered[offset : offset + SUMMARY_STEPS]
+    before = ordered[max(0, offset - CONTEXT_STEPS) : offset]
+    loaded = store.load_session(session_id, only=[*before, *page])
+    recipe = summarize_session(loaded, {step_id_for(session_id, name) for name in before})
+    summary = recipe.session.model_copy(
+        update={"stepCount": len(ordered), "failedStepCount": failed_steps(session_id)}
+    )
+    following = offset + SUMMARY_STEPS
+    return recipe.model_copy(
+        update={
+            "session": summary,
+            "offset": offset,
+            "truncated": True,
+            "nextOffset": following if following < len(ordered) else None,
+        }
+    )

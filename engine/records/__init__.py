@@ -81,7 +81,7 @@ from engine.records.models import (
 )
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
-from engine.records.step_names import follows, in_order
+from engine.records.step_names import follows, name_order
 from engine.records.supersede import (
     Action,
     Detected,
@@ -166,13 +166,13 @@ __all__ = [
     "derive_labels",
     "epoch_ms",
     "follows",
-    "in_order",
     "inner_screens",
     "is_secret",
     "judge",
     "labelled",
     "list_session",
     "looks_like_secret",
+    "name_order",
     "now_iso",
     "parse_step",
     "parse_time",

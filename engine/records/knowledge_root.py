@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -399,9 +399,10 @@ class KnowledgeStore:
         with self.folder(session_id, STEPS_DIR) as folder:
             return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
 
-    def load_session(self, session_id: str) -> LoadedSession:
+    def load_session(self, session_id: str, only: Collection[str] = ()) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised. The
-        session is signed as it is read (`LoadedSession.signature`)."""
+        session is signed as it is read (`LoadedSession.signature`). `only`: read just these
+        step files (a page of a long session; its signature then signs only them)."""
         signer = _Signer()
         meta_sig = decisions_sig = None
         try:
@@ -442,7 +443,7 @@ class KnowledgeStore:
         loaded.decisions, decisions_skip = self.read_decisions(session_id)
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
-        self._load_steps(loaded, signer)
+        self._load_steps(loaded, signer, set(only))
         loaded.signature = signer.hexdigest()
         loaded.content_signature = signer.content_hexdigest()
         if meta is None:
@@ -451,14 +452,17 @@ class KnowledgeStore:
             )
         return loaded
 
-    def _load_steps(self, loaded: LoadedSession, signer: _Signer) -> None:
-        """Read the session's step files into `loaded`; unreadable ones become Skips. Every
-        `.json` entry is signed: a file read by the `fstat` of what was read, any other entry
-        (hidden, not UTF-8, unreadable) by its `lstat`, as `list_session` signs it."""
+    def _load_steps(self, loaded: LoadedSession, signer: _Signer, only: set[str]) -> None:
+        """Read the session's step files (those named in `only`, when given) into `loaded`;
+        unreadable ones become Skips. Every `.json` entry read is signed: a file read by the
+        `fstat` of what was read, any other entry (hidden, not UTF-8, unreadable) by its
+        `lstat`, as `list_session` signs it."""
         directory = self.root / loaded.session_id / STEPS_DIR
         try:
             with self.folder(loaded.session_id, STEPS_DIR) as folder:
                 for entry in _json_entries(folder):
+                    if only and entry.name not in only:
+                        continue
                     hidden = entry.name.startswith(".")
                     sig = None if hidden else self._load_step(loaded, folder, entry)
                     if sig is None:

@@ -70,6 +70,16 @@ def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], i
     return list(heapq.merge(*ordered, key=time))
 
 
+def name_order(names: Sequence[str]) -> list[str] | None:
+    """The step files `names` of a session in step order when their names alone tell it (all
+    of one form; names at one place by name); None when the records' times are needed (the
+    forms mixed, or a name of neither form)."""
+    forms = {name_form(n) for n in names}
+    if len(forms) > 1 or None in forms:
+        return None
+    return sorted(names, key=lambda name: (_place(name), name))
+
+
 def follows(names: Sequence[str], new: Sequence[str]) -> bool:
     """Whether the `new` step files come after every one of `names` in step order, knowing
     only the names: all of one form, each new one placed after the last known one (one at

@@ -156,11 +156,13 @@ def summarize(
     session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
     scope: OneScopeOpt = "current",
     session: SessionOpt = None,
+    offset: Annotated[int, typer.Option("--offset", help="First step of the page")] = 0,
     *,
     call: Call,
 ) -> Answer:
-    """A session's recipe: screens visited, actions that worked, failures and their recovery."""
-    request_data: dict[str, Any] = {"scope": scope_of(scope)}
+    """A session's recipe: screens visited, actions that worked, failures and their recovery
+    (a long session 500 steps at a time: --offset)."""
+    request_data: dict[str, Any] = {"scope": scope_of(scope), "offset": offset}
     if session_id:
         request_data["sessionId"] = session_id
     request = validate(SummarizeInput, request_data)
@@ -183,6 +185,8 @@ def _show_recipe(recipe: SessionRecipe) -> None:
         )
         line = f" {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
         out.print("  [red]✗[/red]" + escape(line))
+    if recipe.nextOffset is not None:
+        out.print(f"steps from {recipe.offset} only; next: --offset {recipe.nextOffset}")
 
 
 @answers()

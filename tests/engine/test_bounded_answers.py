@@ -9,6 +9,7 @@ from datetime import timedelta
 import orjson
 import pytest
 
+from engine.core import SummarizeInput, validate
 from tests.conftest import FIXED_NOW, Knowledge
 
 LONG = "mm-long-recipe"
@@ -41,6 +42,30 @@ def long_session(module_kb: Knowledge) -> Knowledge:
 
 def size(result: object) -> int:
     return len(orjson.dumps(result.to_json_dict()))  # type: ignore[attr-defined]
+
+
+def test_summarize_pages_through_a_long_session(long_session: Knowledge) -> None:
+    engine = long_session.engine()
+    first = engine.summarize(validate(SummarizeInput, {"scope": {"sessionId": LONG}}))
+    assert first.session.stepCount == STEPS
+    assert first.session.failedStepCount == STEPS // 5
+    assert first.truncated is True and first.nextOffset is not None
+    assert len(first.actions) < STEPS * 4 // 5
+
+    actions, failures, offset, pages = [], [], 0, 0
+    while offset is not None:
+        page = engine.summarize(
+            validate(SummarizeInput, {"scope": {"sessionId": LONG}, "offset": offset})
+        )
+        assert size(page) < 512_000
+        actions += [a.stepId for a in page.actions]
+        failures += [f.stepId for f in page.failures]
+        offset, pages = page.nextOffset, pages + 1
+    assert pages > 1
+    assert len(actions) == STEPS * 4 // 5 and len(set(actions)) == len(actions)
+    assert len(failures) == STEPS // 5
+    numbers = [int(step_id.split("/")[1].split("-")[0]) for step_id in actions]
+    assert numbers == sorted(numbers)
 
 
 def test_a_session_row_of_a_search_is_capped(long_session: Knowledge) -> None:

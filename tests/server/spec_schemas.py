@@ -1,8 +1,8 @@
 """IMPROVEMENT-01 §5 as written in the spec (JSON text copied verbatim), and our additions.
 
 The served schemas must equal these with §5's `definitions` inlined at each `$ref` (the Inspector
-and other clients do not follow `$ref`), plus additive properties only (search `offset`;
-filters `ok`, `tool`, `after`, `before`).
+and other clients do not follow `$ref`), plus additive properties only (search and summarize
+`offset`; filters `ok`, `tool`, `after`, `before`).
 """
 
 import json
@@ -111,6 +111,7 @@ ADDITIVE_PROPERTIES = {
         "types",
     },
     "mm_knowledge_last": {"includeSuperseded"},
+    "mm_knowledge_summarize": {"offset"},
 }
 RECORDING_TOOLS = {"mm_knowledge_start_session", "mm_knowledge_record_step", "mm_knowledge_status"}
 LIFECYCLE_TOOLS = {

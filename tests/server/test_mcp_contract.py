@@ -149,6 +149,9 @@ SUMMARIZE_CASES: list[dict[str, Any]] = [
     {"scope": {"sessionId": "mm-abcd"}},
     {"scope": "nope"},
     {"unknown": 1},
+    {"offset": 500},
+    {"offset": -1},
+    {"offset": "500"},
 ]
 SESSIONS_CASES: list[dict[str, Any]] = [
     {},
