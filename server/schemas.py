@@ -8,7 +8,8 @@ them) do not follow `$ref`: they sent `filters` and object `scope` as strings.
 The pydantic models in `engine.core.inputs` / `server.inputs` enforce the same limits at call time;
 `tests/server/test_contract.py` checks that schema and model accept and reject the same inputs.
 Additive properties (not in §5): search `offset`, `minSalience`, `mode`, `minSimilarity`,
-`types`; search and last `includeSuperseded`; filters `ok`, `tool`, `after`, `before`. Tools not
+`types`; search and last `includeSuperseded`; filters `ok`, `tool`, `after`, `before`,
+`context`, `stateMode`, `fixturePreset`. Tools not
 in §5 (spec 002's lifecycle): timeline, session context, supersede; (spec 004's clustering):
 find duplicates, cluster.
 """
@@ -42,7 +43,8 @@ KNOWLEDGE_FILTERS: Schema = {
         "tool": {
             "type": "string",
             "minLength": 1,
-            "description": "Only steps of this tool, e.g. mm_click or click",
+            "description": "Only steps of this tool, with or without its prefix (mm_click = "
+            "click); a run_steps batch holding that action counts",
         },
         "after": {
             "type": "string",
@@ -53,6 +55,21 @@ KNOWLEDGE_FILTERS: Schema = {
             "type": "string",
             "format": "date-time",
             "description": "Only steps before this ISO-8601 time",
+        },
+        "context": {
+            "type": "string",
+            "enum": ["e2e", "prod"],
+            "description": "Only steps recorded against this context (today's MetaMask records)",
+        },
+        "stateMode": {
+            "type": "string",
+            "enum": ["default", "onboarding", "custom"],
+            "description": "Only sessions whose wallet was launched in this state mode",
+        },
+        "fixturePreset": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only sessions whose wallet was launched with this fixture preset",
         },
     },
 }

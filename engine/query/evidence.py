@@ -43,16 +43,11 @@ def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     screen = payload.get("onScreen") or payload.get("screen")
     if screen and screen != "unknown":
         check(screen, f"screen:{screen}")
-    target = payload.get("target") or {}
-    if target.get("testId"):
-        check(target["testId"], f"testId:{target['testId']}")
-    if target.get("selector"):
-        check(target["selector"], f"selector:{target['selector']}")
-    if target.get("role") or target.get("name"):
-        role, name = target.get("role") or "", target.get("name") or ""
-        check(f"{role} {name}", f'target:{role}:"{name}"')
-    for entry in payload.get("batch") or []:
-        _batch_evidence(entry, check)
+    _target_evidence(payload.get("target") or {}, "", check)
+    for entry in payload.get("batch") or []:  # each action of a batch, named by its position
+        at = f"batch[{entry['index']}]."
+        _target_evidence(entry["target"] or {}, at, check)
+        check(entry["tool"], f"{at}tool:{entry['tool']}")
     check(payload.get("goal"), "goal")
     for label in payload.get("labels") or []:
         if check(label, f"label:{label}"):
@@ -70,18 +65,18 @@ def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
     return list(dict.fromkeys(fields))
 
 
-def _batch_evidence(entry: BatchEntry, check: Callable[[str | None, str], bool]) -> None:
-    """The evidence of one action of a batch: `batch[2].testId:coin-overview-swap`, …"""
-    at = f"batch[{entry['index']}]"
-    target = entry["target"] or {}
+def _target_evidence(
+    target: PayloadTarget, at: str, check: Callable[[str | None, str], bool]
+) -> None:
+    """The evidence of a target: `testId:…`, `selector:…`, `target:role:"name"`, each after
+    `at` (`batch[2].` for an action of a batch)."""
     if target.get("testId"):
-        check(target["testId"], f"{at}.testId:{target['testId']}")
+        check(target["testId"], f"{at}testId:{target['testId']}")
     if target.get("selector"):
-        check(target["selector"], f"{at}.selector:{target['selector']}")
+        check(target["selector"], f"{at}selector:{target['selector']}")
     if target.get("role") or target.get("name"):
         role, name = target.get("role") or "", target.get("name") or ""
-        check(f"{role} {name}", f'{at}.target:{role}:"{name}"')
-    check(entry["tool"], f"{at}.tool:{entry['tool']}")
+        check(f"{role} {name}", f'{at}target:{role}:"{name}"')
 
 
 def describe_target(target: PayloadTarget | None) -> str | None:

@@ -40,7 +40,20 @@ BranchOpt = Annotated[str | None, typer.Option("--git-branch", help="Only this g
 OkOpt = Annotated[
     bool | None, typer.Option("--ok/--failed", help="Only successful / only failed steps")
 ]
-ToolOpt = Annotated[str | None, typer.Option("--tool", help="Only this tool (mm_click or click)")]
+ToolOpt = Annotated[
+    str | None,
+    typer.Option("--tool", help="Only this tool (mm_click or click; a batch holding it too)"),
+]
+ContextOpt = Annotated[
+    str | None, typer.Option("--context", help="Only steps recorded against e2e or prod")
+]
+StateModeOpt = Annotated[
+    str | None,
+    typer.Option("--state-mode", help="Only sessions launched as default, onboarding or custom"),
+]
+PresetOpt = Annotated[
+    str | None, typer.Option("--fixture-preset", help="Only sessions launched with this preset")
+]
 AfterOpt = Annotated[str | None, typer.Option("--after", help="Steps at or after (ISO time)")]
 BeforeOpt = Annotated[str | None, typer.Option("--before", help="Steps before (ISO time)")]
 
@@ -52,6 +65,8 @@ SESSION_FILTERS: Filters = {
     "tag": ("tag", TagOpt),
     "since_hours": ("sinceHours", SinceOpt),
     "git_branch": ("gitBranch", BranchOpt),
+    "state_mode": ("stateMode", StateModeOpt),
+    "fixture_preset": ("fixturePreset", PresetOpt),
 }
 STEP_FILTERS: Filters = SESSION_FILTERS | {
     "screen": ("screen", ScreenOpt),
@@ -59,6 +74,7 @@ STEP_FILTERS: Filters = SESSION_FILTERS | {
     "tool": ("tool", ToolOpt),
     "after": ("after", AfterOpt),
     "before": ("before", BeforeOpt),
+    "context": ("context", ContextOpt),
 }
 """Search, last, duplicates and cluster take all the filters, sessions the session ones; a
 command names its set in `answers`, which adds the options and gathers what was given."""

@@ -14,6 +14,7 @@ from rich.table import Table
 from engine import (
     KnownValues,
     LastInput,
+    RecipeAction,
     SearchInput,
     SearchPage,
     SessionList,
@@ -35,7 +36,7 @@ from server.cli.options import (
     SessionOpt,
     TypeOpt,
 )
-from server.cli.render import out, sessions_table, steps_table
+from server.cli.render import err, out, sessions_table, steps_table
 
 
 def scope_of(value: str) -> str | dict[str, str]:
@@ -136,11 +137,20 @@ def _show_sessions(found: SessionList) -> None:
         table.add_column(column, no_wrap=True)
     for column in ("goal", "steps", "failed"):
         table.add_column(column, overflow="fold")
+    launched = any(s.stateMode for s in found.sessions)
+    if launched:
+        table.add_column("launch", no_wrap=True)
     for s in found.sessions:
         cells = [s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags)]
         cells += [_git(s.git), s.goal or "", str(s.stepCount), str(s.failedStepCount)]
+        cells += [_launch(s.stateMode, s.fixturePreset)] if launched else []
         table.add_row(*(escape(cell) for cell in cells))
     out.print(table)
+
+
+def _launch(state_mode: str | None, fixture_preset: str | None) -> str:
+    """`custom (withTokens)`: how today's recorder launched the wallet; empty when not said."""
+    return f"{state_mode or ''}{f' ({fixture_preset})' if fixture_preset else ''}"
 
 
 def _git(git: dict[str, Any] | None) -> str:
@@ -174,19 +184,32 @@ def summarize(
 def _show_recipe(recipe: SessionRecipe) -> None:
     s = recipe.session
     out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {escape(s.goal or '-')}")
-    out.print(escape(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}"))
+    launch = f"  launch: {_launch(s.stateMode, s.fixturePreset)}" if s.stateMode else ""
+    out.print(escape(f"flowTags: {', '.join(s.flowTags) or '-'}  steps: {s.stepCount}{launch}"))
     out.print(escape("screens: " + " → ".join(recipe.screens)))
     for a in recipe.actions:
-        text = f" text={a.text!r}" if a.text else ""
-        out.print(escape(f"  ✓ {a.tool} on {a.screen}: {a.target or '-'}{text}"))
+        out.print(escape(f"  ✓ {_recipe_line(a)}"))
     for f in recipe.failures:
         fix = (
             f" → recovered by {f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
         )
         line = f" {f.tool} on {f.screen}: {f.target or '-'} ({f.errorCode}){fix}"
         out.print("  [red]✗[/red]" + escape(line))
+        for a in f.batch or []:
+            out.print(escape(f"      ? {_recipe_line(a)}"))
+        if f.note:
+            out.print(escape(f"      {f.note}"))
+    for w in recipe.warnings:
+        err.print(f"[yellow]warning[/yellow] {escape(w['path'])}: {escape(w['reason'])}")
     if recipe.nextOffset is not None:
         out.print(f"steps from {recipe.offset} only; next: --offset {recipe.nextOffset}")
+
+
+def _recipe_line(a: RecipeAction) -> str:
+    """`click on home: testId:coin-overview-send`, `[batch 2] type on send: … text='0.1'`."""
+    text = f" text={a.text!r}" if a.text else ""
+    place = f"[batch {a.batchIndex}] " if a.batchIndex is not None else ""
+    return f"{place}{a.tool} on {a.screen}: {a.target or '-'}{text}"
 
 
 @answers()

@@ -88,7 +88,8 @@ def cells_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 
 def sync_report(report: SyncReport) -> None:
-    """What an index build did; a rebuild of a damaged index and every skipped file on stderr."""
+    """What an index build did; a rebuild of a damaged index, every skipped file and every file
+    read only in part (a warning) on stderr."""
     if report.rebuilt_because:
         err.print(f"[yellow]the index was damaged[/yellow] ({report.rebuilt_because}): rebuilt")
     out.print(
@@ -97,7 +98,9 @@ def sync_report(report: SyncReport) -> None:
         f"in {report.seconds:.2f}s"
     )
     for skip in report.skipped:
-        err.print(f"[yellow]skipped[/yellow] {skip.path}: {skip.reason}")
+        err.print(f"[yellow]skipped[/yellow] {escape(skip.path)}: {escape(skip.reason)}")
+    for warning in report.warnings:
+        err.print(f"[yellow]warning[/yellow] {escape(warning.path)}: {escape(warning.reason)}")
 
 
 @contextmanager

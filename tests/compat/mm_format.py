@@ -278,20 +278,23 @@ def _write(path: Path, data: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
+def _write_session(folder: Path, session: Session, **today: Any) -> None:
+    """`session.json` (SessionMetadata v1), with `today`'s fields (`build`, `launch`) added."""
+    metadata = {
+        "schemaVersion": 1,
+        "sessionId": session.session_id,
+        "createdAt": iso(session.created),
+        **({"goal": session.goal} if session.goal else {}),
+        "flowTags": list(session.flow_tags),
+        "tags": list(session.tags),
+    }
+    _write(folder / "session.json", metadata | today)
+
+
 def write_old(root: Path, session: Session) -> list[str]:
     """The session as IMPROVEMENT-01 records; returns the step ids. Batches did not exist."""
     folder = root / session.session_id
-    _write(
-        folder / "session.json",
-        {
-            "schemaVersion": 1,
-            "sessionId": session.session_id,
-            "createdAt": iso(session.created),
-            **({"goal": session.goal} if session.goal else {}),
-            "flowTags": list(session.flow_tags),
-            "tags": list(session.tags),
-        },
-    )
+    _write_session(folder, session)
     ids = []
     for number, (item, moment) in enumerate(zip(session.items, session.times(), strict=True), 1):
         if isinstance(item, Batch):
@@ -323,22 +326,15 @@ def write_new(root: Path, session: Session, *, diff: bool = False) -> list[str]:
     """The session as client-mcp-core 0.5 records it; returns the step ids. With `diff`, each
     observation after the first is written in diff mode where that lists fewer nodes."""
     folder = root / session.session_id
-    _write(
-        folder / "session.json",
-        {
-            "schemaVersion": 1,
-            "sessionId": session.session_id,
-            "createdAt": iso(session.created),
-            **({"goal": session.goal} if session.goal else {}),
-            "flowTags": list(session.flow_tags),
-            "tags": list(session.tags),
-            "build": {"buildType": "build:test", "extensionPathResolved": "/repo/dist/chrome"},
-            "launch": {
-                "stateMode": session.state_mode,
-                "fixturePreset": session.fixture_preset,
-                "extensionPath": "/repo/dist/chrome",
-                "ports": {"anvil": 8545, "fixtureServer": 12345},
-            },
+    _write_session(
+        folder,
+        session,
+        build={"buildType": "build:test", "extensionPathResolved": "/repo/dist/chrome"},
+        launch={
+            "stateMode": session.state_mode,
+            "fixturePreset": session.fixture_preset,
+            "extensionPath": "/repo/dist/chrome",
+            "ports": {"anvil": 8545, "fixtureServer": 12345},
         },
     )
     ids = []

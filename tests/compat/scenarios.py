@@ -58,25 +58,6 @@ def created(hours_ago: float) -> object:
     return FIXED_NOW - timedelta(hours=hours_ago)
 
 
-def send_flow(session_id: str, *, hours_ago: float = 30.0, **meta: object) -> Session:
-    """home -> send (recipient, amount) -> confirm -> home, every step on its own."""
-    session = Session(
-        session_id,
-        FIXED_NOW - timedelta(hours=hours_ago),
-        goal="Send 0.1 ETH to another account",
-        flow_tags=["send"],
-        **meta,  # type: ignore[arg-type]
-    )
-    session.step(Act("launch", args={"stateMode": "default"}), HOME)
-    session.step(Act("describe_screen"), HOME)
-    session.step(Act("click", test_id="coin-overview-send"), SEND)
-    session.step(Act("type", test_id="recipient-address-input", text=RECIPIENT), SEND)
-    session.step(Act("type", test_id="send-amount-input", text="0.1"), SEND)
-    session.step(Act("click", test_id="send-continue-button"), CONFIRM)
-    session.step(Act("click", test_id="confirm-footer-button"), HOME)
-    return session
-
-
 SEND_ACTS = (
     Act("click", test_id="coin-overview-send"),
     Act("type", test_id="recipient-address-input", text=RECIPIENT),
@@ -89,9 +70,8 @@ SWAP_ACTS = (
 )
 
 
-def batched_send_flow(session_id: str, *, hours_ago: float = 30.0, **meta: object) -> Session:
-    """The send flow with the form filled in one `run_steps` batch (home -> send), then the
-    same clicks on their own as `send_flow`."""
+def _send_session(session_id: str, hours_ago: float, meta: dict[str, object]) -> Session:
+    """A send session that launched and looked at home."""
     session = Session(
         session_id,
         FIXED_NOW - timedelta(hours=hours_ago),
@@ -100,8 +80,23 @@ def batched_send_flow(session_id: str, *, hours_ago: float = 30.0, **meta: objec
         **meta,  # type: ignore[arg-type]
     )
     session.step(Act("launch", args={"stateMode": "default"}), HOME)
-    session.step(Act("describe_screen"), HOME)
+    return session.step(Act("describe_screen"), HOME)
+
+
+def send_flow(session_id: str, *, hours_ago: float = 30.0, **meta: object) -> Session:
+    """home -> send (recipient, amount) -> confirm -> home, every step on its own."""
+    session = _send_session(session_id, hours_ago, meta)
+    session.step(Act("click", test_id="coin-overview-send"), SEND)
+    session.step(Act("type", test_id="recipient-address-input", text=RECIPIENT), SEND)
+    session.step(Act("type", test_id="send-amount-input", text="0.1"), SEND)
+    session.step(Act("click", test_id="send-continue-button"), CONFIRM)
+    return session.step(Act("click", test_id="confirm-footer-button"), HOME)
+
+
+def batched_send_flow(session_id: str, *, hours_ago: float = 30.0, **meta: object) -> Session:
+    """The send flow with the form filled in one `run_steps` batch (home -> send), then the
+    same clicks on their own as `send_flow`."""
+    session = _send_session(session_id, hours_ago, meta)
     session.batch(SEND_ACTS, SEND)
     session.step(Act("click", test_id="send-continue-button"), CONFIRM)
-    session.step(Act("click", test_id="confirm-footer-button"), HOME)
-    return session
+    return session.step(Act("click", test_id="confirm-footer-button"), HOME)

@@ -207,3 +207,28 @@ def test_a_batch_without_observations_still_counts(kb: Knowledge) -> None:
     assert top.stepId == ids[1]
     assert "batch[1].testId:recipient-address-input" in (top.matchedFields or [])
     assert CONFIRM.name not in {top.screen}
+
+
+def test_a_failed_batch_of_one_action_failed_in_that_action(kb: Knowledge) -> None:
+    missing = ("MM_TARGET_NOT_FOUND", "Element not found: send-amount-field")
+    for n in range(2):
+        session = Session(f"mm-one-{n}", FIXED_NOW - timedelta(hours=5 + n), flow_tags=["send"])
+        session.step(Act("describe_screen"), SEND)
+        session.batch(
+            [Act("type", test_id="send-amount-field", text="1")], SEND, ok=False, error=missing
+        )
+        write_new(kb.root, session)
+    prior = kb.engine().prior_knowledge(send_screen_now("mm-send-z"))
+    [avoid] = prior.avoid
+    assert (avoid.target.value, avoid.errorCode, avoid.frequency) == (
+        "send-amount-field",
+        "MM_TARGET_NOT_FOUND",
+        2,
+    )
+    recipe = kb.engine().summarize(SummarizeInput(scope={"sessionId": "mm-one-0"}))
+    [failure] = recipe.failures
+    assert (failure.tool, failure.target, failure.note) == (
+        "type",
+        "testId:send-amount-field",
+        None,
+    )

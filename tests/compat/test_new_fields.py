@@ -152,3 +152,15 @@ def test_unknown_fields_are_kept(kb: Knowledge) -> None:
     assert loaded.steps[0].record.model_extra is not None
     assert loaded.steps[0].record.model_extra["environment"]["nodeVersion"] == "v20.11.1"
     assert loaded.steps[0].record.context == "e2e"
+
+
+def test_any_prefix_is_the_same_action(kb: Knowledge) -> None:
+    """knowhow's own tools carry the prefix its server was given (`--tool-prefix app_`)."""
+    session = Session("mm-prefix-a", FIXED_NOW - timedelta(hours=3))
+    session.step(Act("switch_to_tab", args={"role": "dapp"}), DAPP)
+    ids = write_new(kb.root, session)
+    step = kb.root / "mm-prefix-a" / "steps" / f"{ids[0].split('/')[1]}.json"
+    step.write_text(step.read_text().replace('"switch_to_tab"', '"app_switch_to_tab"'))
+    for name in ("switch_to_tab", "mm_switch_to_tab", "app_switch_to_tab"):
+        listed = kb.engine().last(validate(LastInput, {"scope": "all", "filters": {"tool": name}}))
+        assert [(s.tool, s.labels) for s in listed.steps] == [("app_switch_to_tab", ["navigation"])]

@@ -100,7 +100,7 @@ SPEC_TOOLS: dict[str, Any] = {
     ),
 }
 
-ADDITIVE_FILTERS = {"ok", "tool", "after", "before"}
+ADDITIVE_FILTERS = {"ok", "tool", "after", "before", "context", "stateMode", "fixturePreset"}
 ADDITIVE_PROPERTIES = {
     "mm_knowledge_search": {
         "offset",
