@@ -41,6 +41,7 @@ from engine.index.generations import (
 from engine.index.integrity import GenerationCheck
 from engine.index.skips import record_skips
 from engine.index.supersede_decisions import FactsLedger, write_detected
+from engine.index.worker_lifetime import end_with
 from engine.records import KnowledgeStore, Planner, SessionFacts, Skip, Supersession, list_session
 
 T = TypeVar("T")
@@ -177,7 +178,9 @@ def _map(
     # workers each imported it again (a noticeable CPU cost apiece, twice per first build).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["__main__", "engine.index.indexer"])
-    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_start_worker_process) as pool:
+    with ProcessPoolExecutor(
+        PARALLEL_WORKERS, context, initializer=_start_worker_process, initargs=(os.getpid(),)
+    ) as pool:
         running: deque[Future[list[T]]] = deque()
         for start in range(0, len(calls), CHUNK_SESSIONS):
             chunk = calls[start : start + CHUNK_SESSIONS]
@@ -195,13 +198,14 @@ def start_worker() -> None:
     gc.set_threshold(WORKER_GC_THRESHOLD)
 
 
-def _start_worker_process() -> None:
-    """A pool worker's initializer: `start_worker`, and the process ends without tearing its
-    interpreter down. Its results are sent by then (the pool's result pipe is written
-    synchronously) and it has nothing to flush or close, but a teardown frees every module and
-    every cached analysis value one object at a time, a noticeable share of a build's CPU
-    (`scripts/bench_build.py`)."""
+def _start_worker_process(owner: int) -> None:
+    """A pool worker's initializer: `start_worker`; the worker ends with the process `owner`
+    that uses the pool, even killed (`end_with`); and it ends without tearing its interpreter
+    down. Its results are sent by then (the pool's result pipe is written synchronously) and it
+    has nothing to flush or close, but a teardown frees every module and every cached analysis
+    value one object at a time, a noticeable share of a build's CPU (`scripts/bench_build.py`)."""
     start_worker()
+    end_with(owner)
     atexit.register(os._exit, 0)
 
 
