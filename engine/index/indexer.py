@@ -31,6 +31,7 @@ from engine.index.documents import (
     session_documents,
     step_documents,
 )
+from engine.index.generation_locks import BuildLock
 from engine.index.generations import (
     EncodedDocuments,
     IndexLayout,
@@ -284,7 +285,12 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
     report.supersede_seconds += time.perf_counter() - started
 
 
-def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
+def rebuild(
+    store: KnowledgeStore,
+    base: Path,
+    progress: ProgressFn | None = None,
+    waiting: Callable[[int | None], None] | None = None,
+) -> SyncReport:
     """Index everything into a new generation, then make it live atomically; vectors that the
     live generation holds are copied instead of embedded again.
 
@@ -298,19 +304,23 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     twice (once to write the decision files, once from them) cost a whole second build on a
     root with no decision files yet. This way a first build and every rebuild give the same
     flags, the same documents in the same order, and the same results.
+
+    Rebuilds of one index take turns (`BuildLock`): while another runs, this one waits,
+    telling `waiting` the other's pid every half second.
     """
     layout = IndexLayout(base)
-    generation = create_generation(layout)
-    writer = IndexWriter(generation, reuse_vectors=layout.current())
-    try:
+    with BuildLock(base).held(waiting):
+        generation = create_generation(layout)
+        writer = IndexWriter(generation, reuse_vectors=layout.current())
         try:
-            report = _build_settled(store, writer, progress)
-        finally:
-            writer.close(merge=True)
-    except BaseException:
-        shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
-        raise
-    layout.publish(generation)
+            try:
+                report = _build_settled(store, writer, progress)
+            finally:
+                writer.close(merge=True)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
+            raise
+        layout.publish(generation)
     return report
 
 
@@ -388,19 +398,21 @@ def ensure_index(
 ) -> SyncReport:
     """Sync the live generation, or build one when there is none, it is damaged (the report
     says why in `rebuilt_because`) or its schema is stale."""
-    layout = IndexLayout(base)
-    current = layout.current()
-    if current is None:
+    live = IndexLayout(base).held_current()  # held: no rebuild removes it while it is checked
+    if live is None:
         return rebuild(store, base, progress)
+    current, held = live
     try:
-        GenerationCheck(current).verify(full=True)
-        writer = IndexWriter(current)
+        with held.released_on_error():
+            GenerationCheck(current).verify(full=True)
+            writer = IndexWriter(current)  # holds it too
     except IndexDamaged as exc:
         report = rebuild(store, base, progress)
         report.rebuilt_because = exc.reason
         return report
     except StaleIndex:
         return rebuild(store, base, progress)
+    held.release()
     try:
         return sync(store, writer, progress)
     finally:

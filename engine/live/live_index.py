@@ -214,6 +214,7 @@ class LiveIndex:
             self._step_down(release_lease=False)  # the next takeover rebuilds it
         elif generation is not None and time.monotonic() >= next_reconcile:
             self._writing.reconcile()
+            self.layout.sweep()  # generations replaced earlier, once their last reader left
             next_reconcile = time.monotonic() + self._reconcile_interval()
         return next_reconcile
 

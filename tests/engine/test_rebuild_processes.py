@@ -1,5 +1,5 @@
-"""Rebuilds in real `knowhow reindex` processes: a rebuild killed with SIGKILL leaves no worker
-process running.
+"""Rebuilds in real `knowhow reindex` processes: two at once leave a whole index (a second
+waits for the first), and a rebuild killed with SIGKILL leaves no worker process running.
 """
 
 import contextlib
@@ -17,6 +17,7 @@ from tests.conftest import Knowledge
 
 pytestmark = pytest.mark.slow
 
+TOGETHER_ROUNDS = 3
 WORKER_SESSIONS = 80
 """Enough sessions for a rebuild to analyse them in worker processes."""
 
@@ -47,6 +48,21 @@ def wait_for(check: Callable[[], object], timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout}s")
         time.sleep(0.05)
+
+
+def test_two_rebuilds_at_once_leave_a_whole_index(kb: Knowledge) -> None:
+    many_sessions(kb, 12, 10)
+    engine = kb.engine()  # builds the first generation; serves it through every round
+    for _ in range(TOGETHER_ROUNDS):
+        first, second = reindex(kb), reindex(kb)
+        for proc in (first, second):
+            stdout, stderr = proc.communicate(timeout=300)
+            assert proc.returncode == 0, stdout + stderr
+            assert '"ok":true' in stdout
+        current = (kb.index_dir / "CURRENT").read_text().strip()
+        assert (kb.index_dir / current).is_dir(), f"CURRENT names {current}, which is gone"
+        engine.refresh()
+        assert engine.document_counts()["steps"] == 120
 
 
 def in_session(session: int) -> set[int]:
