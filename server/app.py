@@ -24,6 +24,8 @@ from mcp.shared.exceptions import MCPError
 from engine import KnowhowError, Result
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
+from server.http_limits import backlog, bounded_protocol
+from server.log_limit import RepeatLimit
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.stdio import AnsweredReadStream
@@ -130,18 +132,30 @@ async def serve_http(settings: ServerSettings) -> None:
     import uvicorn  # only HTTP mode needs it
 
     app = build_http_app(create_server(settings), settings)
+    protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_config=None, access_log=False
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        http=protocol,
+        backlog=backlog(protocol.max_connections),
     )
     log.info("knowhow listening on http://%s:%d%s", settings.host, settings.port, MCP_PATH)
     await uvicorn.Server(config).serve()
 
 
 def configure_logging(verbosity: int) -> None:
-    """Log to stderr (`-v` info, `-vv` debug); stdout belongs to the protocol."""
+    """Log to stderr (`-v` info, `-vv` debug); stdout belongs to the protocol. No kind of
+    record can flood it (`RepeatLimit`)."""
     level = logging.WARNING - 10 * min(verbosity, 2)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RepeatLimit())
     logging.basicConfig(
-        stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        handlers=[handler],
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
 
