@@ -20,6 +20,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError, Result
 from server.envelope import envelope
@@ -77,10 +78,15 @@ async def run_tool(
 
 
 def client_of(ctx: ServerRequestContext[ServerState]) -> str:
-    """Which client a call comes from: its MCP session id over HTTP (several agents may share
-    one server); "" over stdio, where the process has one client."""
+    """Which client a call comes from: over HTTP with a session-ful protocol version, its MCP
+    session id (several agents may share one server), which the SDK checked before routing the
+    call to that session. "" for the one client over stdio, and for every request of the
+    stateless protocol (2026): they have no MCP session, and an `mcp-session-id` header such a
+    request carries is ignored, by the SDK and here."""
     headers = getattr(ctx.request, "headers", None)
-    session_id = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
+    if headers is None or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return ""
+    session_id = headers.get(MCP_SESSION_ID_HEADER)
     return session_id if isinstance(session_id, str) else ""
 
 

@@ -83,6 +83,9 @@ def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
         None if loopback else TransportSecuritySettings(enable_dns_rebinding_protection=False)
     )
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=settings.host, transport_security=security
+        streamable_http_path=MCP_PATH,
+        host=settings.host,
+        transport_security=security,
+        max_sessions=settings.http_max_sessions,
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins)
