@@ -106,6 +106,7 @@ class ServerState:
 async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     """Start the live index (writer or reader, decided by the lease) and the engine."""
     rules = load_screen_rules(settings.screen_rules)  # a bad rules file fails before anything runs
+    synonyms = settings.synonym_table()  # and so does a bad synonyms file
     browser = BrowserDriver(settings.chromium, rules, settings.tool_prefix)
     store = KnowledgeStore(settings.root)
     live = LiveIndex(
@@ -120,7 +121,7 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     engine = KnowledgeEngine(
         settings.root,
         settings.index,
-        synonyms=settings.synonym_table(),
+        synonyms=synonyms,
     )
     try:
         conversations = Conversations(settings.session, settings.http_max_sessions)
