@@ -145,7 +145,7 @@ class KnowledgeEngine:
             current = self.layout.current()
             if self._reader is None or (current is not None and current != self._reader.path):
                 self._reader, self._check = None, None
-                self._reader = self._open(current)
+                self._reader = self._open()
             self._reader_stamp = stamp
         damage = reported_damage(self._reader.path)
         if damage is not None:
@@ -154,15 +154,21 @@ class KnowledgeEngine:
             _verify(self._check, full=False)
         return self._reader
 
-    def _open(self, generation: Path | None) -> IndexReader:
-        if generation is None:
+    def _open(self) -> IndexReader:
+        """A reader of the live generation, held from before it is verified: a generation a
+        rebuild replaces meanwhile is never removed under it (its files missing would look like
+        damage)."""
+        live = self.layout.held_current()
+        if live is None:
             return IndexReader.open(self.layout)  # says there is no index and what to do
-        damage = reported_damage(generation)
-        if damage is not None:
-            raise IndexDamaged(generation, damage)
-        check = GenerationCheck(generation)
-        _verify(check, full=True)
-        reader = IndexReader(generation)
+        generation, held = live
+        with held.released_on_error():
+            damage = reported_damage(generation)
+            if damage is not None:
+                raise IndexDamaged(generation, damage)
+            check = GenerationCheck(generation)
+            _verify(check, full=True)
+            reader = IndexReader(generation, held)
         self._check = check
         return reader
 

@@ -22,28 +22,43 @@ import contextlib
 import itertools
 import json
 import os
+import resource
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import numpy as np
 from bench_common import err, knowhow_cmd, machine, machine_md, md_table, out, write_section
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from stress_mcp import pid_alive
 
-from engine import KnowledgeEngine, ScreenContext
+from engine import (
+    KnowledgeEngine,
+    KnowledgeStore,
+    ScreenContext,
+    SearchInput,
+    SessionMetadata,
+    StepRecord,
+    StepTarget,
+    ToolCall,
+    now_iso,
+)
+from engine import Outcome as StepOutcome
 
 REPO = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 60.0
@@ -64,6 +79,16 @@ class Outcome:
 class Server:
     client: Client
     pid: int
+
+
+@dataclass
+class HttpServer:
+    proc: "subprocess.Popen[bytes]"
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
 
 
 @dataclass
@@ -99,6 +124,48 @@ class Arena:
         client = await self.stack.enter_async_context(Client(stdio_client(params, errlog=log)))
         status = await self.call(client, "mm_knowledge_status", {})
         return Server(client, int(status["result"]["pid"]))
+
+    def http_server(self, *, open_files: int | None = None, **env: str) -> HttpServer:
+        """A `knowhow serve --transport http` process (with at most `open_files` descriptors,
+        when given, and `env` added to its environment), stopped when the attack ends."""
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        command = [*knowhow_cmd(), "serve", "--root", str(self.root), "--index", str(self.index)]
+        command += ["--transport", "http", "--port", str(port)]
+
+        def limit() -> None:
+            if open_files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+        with (self.work / "server.log").open("a") as log:
+            proc = subprocess.Popen(
+                command,
+                cwd=REPO,
+                env={**self.env, **env},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                preexec_fn=limit,
+            )
+        self.stack.callback(stop_process, proc)
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                return HttpServer(proc, port)
+            time.sleep(POLL_SECONDS)
+        raise RuntimeError(f"the HTTP server did not listen on port {port}")
+
+    @asynccontextmanager
+    async def http_client(
+        self, server: HttpServer, headers: dict[str, str] | None = None, mode: str = "auto"
+    ) -> AsyncIterator[Client]:
+        """An MCP client over HTTP: `mode="legacy"` speaks the session-ful protocol of 2025
+        (an `mcp-session-id` per client), "auto" the stateless one of 2026."""
+        async with (
+            httpx2.AsyncClient(headers=headers or {}, timeout=60) as http,
+            Client(streamable_http_client(server.url, http_client=http), mode=mode) as client,
+        ):
+            yield client
 
     async def call(self, client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """A tool's envelope; anything else (the SDK's internal error) is counted."""
@@ -177,6 +244,15 @@ class Arena:
             failed.append("never recovered")
         held = not failed and lost == 0
         return Outcome(held, recover, lost, "; ".join(failed) or note)
+
+
+def stop_process(proc: "subprocess.Popen[bytes]") -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
 
 
 def scramble(path: Path) -> None:
@@ -1229,6 +1305,364 @@ async def forged_recalls(arena: Arena) -> Outcome:
     )
 
 
+# -- second round: HTTP floods, concurrent rebuilds, shared HTTP servers, killed rebuilds ------
+OPEN_FILES = 1024
+SLOW_REQUESTS = 1100
+HALF_A_REQUEST = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+LOG_BYTES = 1 << 20
+
+
+def bulk_sessions(root: Path, sessions: int, steps: int) -> None:
+    """Sessions written straight to the root, enough for a rebuild to use worker processes."""
+    store = KnowledgeStore(root)
+    for n in range(sessions):
+        session_id = f"mm-bulk{n:04d}"
+        store.write_session(SessionMetadata(sessionId=session_id, createdAt=now_iso()))
+        for k in range(steps):
+            target = StepTarget(testId=f"coin-overview-send-{k}")
+            store.record_step(
+                StepRecord(
+                    timestamp=now_iso(),
+                    sessionId=session_id,
+                    tool=ToolCall(name="mm_click", target=target),
+                    outcome=StepOutcome(ok=True),
+                )
+            )
+
+
+def slow_requests(port: int, count: int) -> list[socket.socket]:
+    """Connections that each send half a request's headers and never the rest (connected
+    without blocking: a server that stopped accepting must not stall the flood)."""
+    flood = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.connect_ex(("127.0.0.1", port))
+        flood.append(sock)
+    waiting = {sock.fileno(): sock for sock in flood}
+    poll = select.poll()
+    for fd in waiting:
+        poll.register(fd, select.POLLOUT)
+    deadline = time.monotonic() + 10
+    while waiting and time.monotonic() < deadline:
+        for fd, _ in poll.poll(500):
+            with contextlib.suppress(OSError):  # refused or reset: the server did not hold it
+                waiting[fd].send(HALF_A_REQUEST)
+            poll.unregister(fd)
+            del waiting[fd]
+    return flood
+
+
+def still_held(flood: list[socket.socket]) -> int:
+    """Slow requests the server still holds open without answering."""
+    held = 0
+    for sock in flood:
+        try:
+            sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            held += 1
+        except OSError:
+            pass
+    return held
+
+
+def searchable(engine: KnowledgeEngine, step_id: str) -> bool:
+    """Whether the index (as this process reads it) answers with `step_id`."""
+    try:
+        engine.refresh()
+        page = engine.search(SearchInput(query="send", scope="all", limit=100))
+    except Exception:  # unreadable for now: not searchable
+        return False
+    return step_id in {r.stepId for r in page.results}
+
+
+async def waited(check: Callable[[], bool], since: float) -> float | None:
+    """Seconds from `since` until `check()` held (None: not within SETTLE_SECONDS)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        if check():
+            return round(time.monotonic() - since, 2)
+        await anyio.sleep(POLL_SECONDS * 4)
+    return None
+
+
+async def slow_header_flood(arena: Arena) -> Outcome:
+    """1,100 HTTP requests whose headers never finish, against a server with the common
+    1,024 open-file limit (no token needed: headers come first). The server must hold a bounded
+    number, close them after a header timeout, index a step recorded meanwhile by another
+    process, say "ok" only while it indexes, and keep its log small."""
+    server = arena.http_server(open_files=OPEN_FILES)
+    async with arena.http_client(server) as client:
+        session_id = await arena.record(Server(client, server.proc.pid), None, 3)
+        await arena.settle(client, time.monotonic())
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    engine = KnowledgeEngine(arena.root, arena.index)
+    flood: list[socket.socket] = []
+    try:
+        attacked = time.monotonic()
+        flood = slow_requests(server.port, SLOW_REQUESTS)
+        await anyio.sleep(2)  # what the server accepts meanwhile, it holds or closes
+        held = still_held(flood)
+        name = "0100-mm_click"
+        step = {
+            "timestamp": now_iso(),
+            "sessionId": session_id,
+            "tool": {"name": "mm_click", "target": {"testId": "coin-overview-send"}},
+            "outcome": {"ok": True},
+        }
+        (arena.root / session_id / "steps" / f"{name}.json").write_text(json.dumps(step))
+        arena.recorded[session_id].append(f"{session_id}/{name}")
+        during = await waited(lambda: searchable(engine, f"{session_id}/{name}"), attacked)
+        closed = await waited(lambda: still_held(flood) == 0, attacked)
+    finally:
+        for sock in flood:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    async with arena.http_client(server) as client:
+        await arena.record(Server(client, server.proc.pid), session_id, 2)
+        recover, lost = await arena.settle(client, attacked)
+        status = (await arena.call(client, "mm_knowledge_status", {}))["result"]
+    log_bytes = (arena.work / "server.log").stat().st_size
+    return arena.verdict(
+        recover,
+        lost,
+        (held < OPEN_FILES // 2, f"the server held {held} slow requests at once"),
+        (during is not None, "a step recorded during the flood was not indexed"),
+        (closed is not None, "slow requests were never closed"),
+        (status["health"] == "ok" and status["live"]["watching"], "live indexing stopped"),
+        (log_bytes < LOG_BYTES, f"the log grew to {log_bytes:,} bytes"),
+        (server.proc.poll() is None, "the server died"),
+        note=f"held {held} of {SLOW_REQUESTS:,} at once, all closed after {closed} s; a step "
+        f"recorded meanwhile searchable after {during} s; log {log_bytes:,} bytes",
+    )
+
+
+def run_cli(arena: Arena, *args: str) -> "subprocess.Popen[str]":
+    where = ["--root", str(arena.root), "--index", str(arena.index)]
+    return subprocess.Popen(
+        [*knowhow_cmd(), *args, *where],
+        env=arena.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def error_of(stdout: str, stderr: str) -> str:
+    """A failed `--json` command's error code and the start of its message."""
+    try:
+        error = json.loads(stdout.strip().splitlines()[-1])["error"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        return stderr.strip()[-100:]
+    return f"{error['code']}: {error['message'][:80]}"
+
+
+async def rebuilds_at_once(arena: Arena) -> Outcome:
+    """Two `knowhow reindex` started together, 4 rounds, while a server serves the index:
+    publishing must never remove a generation another process builds or serves."""
+    bulk_sessions(arena.root, 80, 20)
+    server = await arena.server()
+    session_id = await arena.record(server, None, 5)
+    await arena.settle(server.client, time.monotonic())
+    attacked = time.monotonic()
+    failed, broken = [], 0
+    for _ in range(4):
+        together = [run_cli(arena, "reindex", "--json") for _ in range(2)]
+        for proc in together:
+            stdout, stderr = await anyio.to_thread.run_sync(proc.communicate)
+            if proc.returncode != 0:
+                failed.append(error_of(stdout, stderr))
+        current = arena.index / (arena.index / "CURRENT").read_text().strip()
+        broken += not current.is_dir()
+    await arena.record(server, session_id, 5)
+    recover, lost = await arena.settle(server.client, attacked)
+    return arena.verdict(
+        recover,
+        lost,
+        (broken == 0, f"{broken} of 4 rounds left CURRENT naming a missing generation"),
+        (not failed, f"{len(failed)} of 8 rebuilds failed, e.g. {failed[:1]}"),
+        (pid_alive(server.pid), "the server died"),
+        note=f"8 rebuilds in 4 rounds, {len(failed)} failed, {broken} rounds broke the index",
+    )
+
+
+async def brief_client(http: httpx2.AsyncClient, server: HttpServer) -> None:
+    """A client of the session-ful protocol that connects, asks for status and leaves (plain
+    HTTP: the SDK's client costs several times more per connection)."""
+    version = "2025-06-18"
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "b"}}
+    opened = await http.post(
+        server.url,
+        headers=headers,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+    )
+    headers |= {"mcp-session-id": opened.headers["mcp-session-id"]}
+    headers |= {"mcp-protocol-version": version}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await http.post(server.url, headers=headers, json=initialized)
+    status = {"name": "mm_knowledge_status", "arguments": {}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": status}
+    await http.post(server.url, headers=headers, json=call)
+    await http.delete(server.url, headers=headers)
+
+
+async def shared_http_server(arena: Arena) -> Outcome:
+    """Agent A starts a session on an HTTP server shared with 300 other clients (the server's
+    default session, KNOWHOW_SESSION, set); then A records without `sessionId`, and a request of
+    the stateless 2026 protocol carrying A's `mcp-session-id` records without one too. A step
+    must never land in a session its caller did not start or name."""
+    default = "mm-shared-default"
+    server = arena.http_server(KNOWHOW_SESSION=default)
+    seen: list[str] = []
+
+    async def remember(response: httpx2.Response) -> None:
+        seen.extend(v for k, v in response.headers.items() if k == "mcp-session-id")
+
+    step = {"tool": {"name": "mm_click", "target": {"testId": "send"}}, "outcome": {"ok": True}}
+    async with (
+        httpx2.AsyncClient(event_hooks={"response": [remember]}, timeout=60) as http,
+        Client(streamable_http_client(server.url, http_client=http), mode="legacy") as agent,
+    ):
+        await arena.call(agent, "mm_knowledge_start_session", {"sessionId": default})
+        started = await arena.call(agent, "mm_knowledge_start_session", {"goal": "a"})
+        own = started["result"]["sessionId"]
+        async with arena.http_client(server, {"mcp-session-id": seen[-1]}) as intruder:
+            answer = await arena.call(intruder, "mm_knowledge_record_step", step)
+            intruded = answer["result"]["sessionId"] if answer["ok"] else answer["error"]["code"]
+        async with httpx2.AsyncClient(timeout=60) as others:
+            for _ in range(300):
+                await brief_client(others, server)
+        answer = await arena.call(agent, "mm_knowledge_record_step", step)
+        went = answer["result"]["sessionId"] if answer["ok"] else answer["error"]["code"]
+    return arena.verdict(
+        None,
+        0,
+        (went == own, f"A's step after 300 other clients went to {went}"),
+        (
+            intruded not in (own, default),
+            f"a 2026 request with A's header recorded into {intruded}",
+        ),
+        note=f"A's step after 300 other clients: {'own session' if went == own else went}; "
+        f"2026 request with A's header: {intruded}",
+        needs_recovery=False,
+    )
+
+
+def in_session(session: int) -> dict[int, int]:
+    """The running processes of a session (zombies have ended), with their RSS in bytes."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[3]) == session and fields[0] != "Z":
+            found[int(stat.parent.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    return found
+
+
+async def killed_rebuild(arena: Arena) -> Outcome:
+    """`kill -9` of `knowhow reindex` while its workers analyse sessions, 3 times: its worker
+    processes must die with it (each rebuild runs in a session of its own, so that whatever
+    is left can be counted, and then ended)."""
+    bulk_sessions(arena.root, 80, 20)
+    left: dict[int, int] = {}
+    for _ in range(3):
+        proc = subprocess.Popen(
+            [*knowhow_cmd(), "reindex", "--root", str(arena.root), "--index", str(arena.index)],
+            env=arena.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        await waited(lambda: len(in_session(proc.pid)) >= 4, time.monotonic())  # noqa: B023
+        proc.kill()
+        proc.wait(10)
+        await anyio.sleep(10)
+        left |= in_session(proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    megabytes = sum(left.values()) >> 20
+    return arena.verdict(
+        None,
+        0,
+        (not left, f"{len(left)} processes ({megabytes} MB) still running 10 s after"),
+        note=f"3 kills left {len(left)} processes ({megabytes} MB) running 10 s after",
+        needs_recovery=False,
+    )
+
+
+def one_line_refusal(arena: Arena, synonyms: str) -> tuple[bool, str]:
+    """Start `knowhow serve` with KNOWHOW_SYNONYMS=`synonyms` (4 GB of address space at
+    most, so an unbounded read fails fast); whether it refused with one line naming the file,
+    and that line (or how it ended otherwise)."""
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    command = [*knowhow_cmd(), "serve", "--root", str(arena.root), "--index", str(arena.index)]
+    done = subprocess.run(
+        command,
+        env={**arena.env, "KNOWHOW_SYNONYMS": synonyms, "COLUMNS": "1000"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=bounded,
+        check=False,
+    )
+    lines = done.stderr.strip().splitlines()
+    refused = done.returncode == 2 and len(lines) == 1 and synonyms in lines[0]
+    said = lines[0] if refused else f"exit {done.returncode}, {len(lines)} lines: {lines[-1:]}"
+    return refused, said[:120]
+
+
+async def bad_synonyms(arena: Arena) -> Outcome:
+    """`knowhow serve` with KNOWHOW_SYNONYMS=/dev/zero, then with a malformed file: a one-line
+    error naming the file and the fault each time, after a bounded read."""
+    arena.root.mkdir(parents=True)
+    malformed = arena.work / "synonyms.json"
+    malformed.write_text('{"groups": [["send", "transfer"]')
+    endless, said_endless = await anyio.to_thread.run_sync(one_line_refusal, arena, "/dev/zero")
+    broken, said_broken = await anyio.to_thread.run_sync(one_line_refusal, arena, str(malformed))
+    return arena.verdict(
+        None,
+        0,
+        (endless, f"/dev/zero: {said_endless}"),
+        (broken, f"malformed: {said_broken}"),
+        note=f"{said_endless} / {said_broken}",
+        needs_recovery=False,
+    )
+
+
+async def loopback_origins(arena: Arena) -> Outcome:
+    """Browser origins on this machine (IPv6 loopback, no port) must be accepted by a
+    loopback server; a foreign origin and a foreign Host must not."""
+    server = arena.http_server()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    answers = {}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for origin in ("http://[::1]", "http://localhost", "http://127.0.0.1:3000"):
+            answer = await http.post(
+                server.url, headers={**headers, "Origin": origin}, content=ping
+            )
+            answers[origin] = answer.status_code
+        evil = {**headers, "Origin": "https://evil.example"}
+        foreign = (await http.post(server.url, headers=evil, content=ping)).status_code
+    refused = [o for o, code in answers.items() if code in (403, 421)]
+    return arena.verdict(
+        None,
+        0,
+        (not refused, f"refused: {refused}"),
+        (foreign == 403, f"a foreign origin got {foreign}"),
+        note=", ".join(f"{o} {c}" for o, c in answers.items()) + f"; foreign {foreign}",
+        needs_recovery=False,
+    )
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -1305,6 +1739,24 @@ ATTACKS: list[Attack] = [
     ),
     Attack("instructions as a screen name and as a timestamp", "steered memory", injected_prose),
     Attack("eight sessions send a forged recalled link", "steered memory", forged_recalls),
+    Attack(
+        f"{SLOW_REQUESTS:,} slow-header HTTP requests, open-file limit {OPEN_FILES:,}",
+        "HTTP flood",
+        slow_header_flood,
+    ),
+    Attack(
+        "two `knowhow reindex` at once, 4 rounds, a server serving", "rebuilds", rebuilds_at_once
+    ),
+    Attack(
+        "300 other HTTP clients; a 2026 request with A's session header",
+        "HTTP sessions",
+        shared_http_server,
+    ),
+    Attack(
+        "`kill -9` of `knowhow reindex` while its workers run, 3 times", "workers", killed_rebuild
+    ),
+    Attack("KNOWHOW_SYNONYMS=/dev/zero; a malformed synonyms file", "configuration", bad_synonyms),
+    Attack("Origin http://[::1] and other loopback origins", "HTTP origins", loopback_origins),
 ]
 
 
@@ -1315,7 +1767,7 @@ async def run_attack(attack: Attack, base: Path) -> Outcome:
         attack.setup(base, env)
     arena = Arena(work, env)
     try:
-        with anyio.fail_after(180):
+        with anyio.fail_after(300):
             try:
                 return await attack.run(arena)
             finally:

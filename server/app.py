@@ -20,10 +20,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError, Result
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
+from server.http_limits import backlog, bounded_protocol
+from server.log_limit import RepeatLimit
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.stdio import AnsweredReadStream
@@ -75,10 +78,15 @@ async def run_tool(
 
 
 def client_of(ctx: ServerRequestContext[ServerState]) -> str:
-    """Which client a call comes from: its MCP session id over HTTP (several agents may share
-    one server); "" over stdio, where the process has one client."""
+    """Which client a call comes from: over HTTP with a session-ful protocol version, its MCP
+    session id (several agents may share one server), which the SDK checked before routing the
+    call to that session. "" for the one client over stdio, and for every request of the
+    stateless protocol (2026): they have no MCP session, and an `mcp-session-id` header such a
+    request carries is ignored, by the SDK and here."""
     headers = getattr(ctx.request, "headers", None)
-    session_id = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
+    if headers is None or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return ""
+    session_id = headers.get(MCP_SESSION_ID_HEADER)
     return session_id if isinstance(session_id, str) else ""
 
 
@@ -130,18 +138,30 @@ async def serve_http(settings: ServerSettings) -> None:
     import uvicorn  # only HTTP mode needs it
 
     app = build_http_app(create_server(settings), settings)
+    protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_config=None, access_log=False
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        http=protocol,
+        backlog=backlog(protocol.max_connections),
     )
     log.info("knowhow listening on http://%s:%d%s", settings.host, settings.port, MCP_PATH)
     await uvicorn.Server(config).serve()
 
 
 def configure_logging(verbosity: int) -> None:
-    """Log to stderr (`-v` info, `-vv` debug); stdout belongs to the protocol."""
+    """Log to stderr (`-v` info, `-vv` debug); stdout belongs to the protocol. No kind of
+    record can flood it (`RepeatLimit`)."""
     level = logging.WARNING - 10 * min(verbosity, 2)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RepeatLimit())
     logging.basicConfig(
-        stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        handlers=[handler],
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
 

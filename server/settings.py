@@ -18,14 +18,20 @@ LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 class ServerSettings(Settings):
     """Environment (prefix `KNOWHOW_`), in addition to ROOT, INDEX, SYNONYMS and SESSION:
 
-    TRANSPORT        `stdio` (default) or `http` (streamable HTTP)
-    HOST, PORT       HTTP address (default 127.0.0.1:8765); any non-loopback host needs TOKEN
-    TOKEN            bearer token HTTP clients must send (`Authorization: Bearer …`)
-    ALLOWED_ORIGINS  browser origins accepted besides loopback ones (JSON list)
-    TOOL_PREFIX      prefix of every tool name (default `mm_`)
-    CHROMIUM         Chromium for the browser tools (default /usr/bin/chromium when present,
-                     else Playwright's own browser)
-    SCREEN_RULES     JSON screen-detection rules of the app under test (default: MetaMask's)
+    TRANSPORT             `stdio` (default) or `http` (streamable HTTP)
+    HOST, PORT            HTTP address (default 127.0.0.1:8765); any non-loopback host needs TOKEN
+    TOKEN                 bearer token HTTP clients must send (`Authorization: Bearer …`)
+    ALLOWED_ORIGINS       browser origins accepted besides loopback ones (JSON list)
+    HTTP_MAX_SESSIONS     MCP sessions (clients) HTTP keeps open at once (default 10,000); each
+                          client's current session is remembered for as many
+    HTTP_MAX_CONNECTIONS  HTTP connections open at once (default 256; at most half the
+                          process's open-file limit); one more is answered 503
+    HTTP_REQUEST_SECONDS  time a client has to send a whole request, headers and body
+                          (default 10); a connection still sending then is closed
+    TOOL_PREFIX           prefix of every tool name (default `mm_`)
+    CHROMIUM              Chromium for the browser tools (default /usr/bin/chromium when
+                          present, else Playwright's own browser)
+    SCREEN_RULES          JSON screen-detection rules of the app under test (default: MetaMask's)
     """
 
     transport: Literal["stdio", "http"] = "stdio"
@@ -33,6 +39,9 @@ class ServerSettings(Settings):
     port: int = Field(default=8765, ge=0, le=65535)
     token: SecretStr | None = None
     allowed_origins: list[str] = Field(default_factory=list)
+    http_max_sessions: int = Field(default=10_000, ge=1)
+    http_max_connections: int = Field(default=256, ge=1)
+    http_request_seconds: float = Field(default=10.0, gt=0)
     tool_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_]{0,32}$")
     debounce_ms: int = Field(default=100, ge=0, le=5000)
     writer_retry_seconds: float = Field(default=1.0, gt=0)

@@ -4,12 +4,12 @@ each connected client owns (its conversation: which session "current" means).
 Created by the lifespan (`open_state`) and handed to every tool; nothing lives in module
 globals, so two servers in one process (tests) never share state. Over stdio one client talks
 to the process; over HTTP several agents may, each with its own MCP session, so the session an
-agent started (and records into by default) is kept per client (`for_client`): agent A's steps
-never land in agent B's session. Engine calls are blocking (Tantivy, files) and run on worker
-threads, so one slow search never stalls the protocol loop.
+agent started (and records into by default) is kept per client (`for_client`,
+`server.conversations`): agent A's steps never land in agent B's session. Engine calls are
+blocking (Tantivy, files) and run on worker threads, so one slow search never stalls the
+protocol loop.
 """
 
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -29,19 +29,10 @@ from engine import (
     WriteFailed,
 )
 from server.browser.driver import BrowserDriver, load_screen_rules
+from server.conversations import Conversation, Conversations
 from server.settings import ServerSettings
 
 T = TypeVar("T")
-MAX_CONVERSATIONS = 256
-"""Clients remembered by one HTTP server (the least recently active forgotten first)."""
-
-
-@dataclass
-class Conversation:
-    """What one client's conversation owns."""
-
-    current_session: str | None
-    """The session scope "current" means: the one this client started, else KNOWHOW_SESSION."""
 
 
 @dataclass
@@ -56,21 +47,16 @@ class ServerState:
     conversation: Conversation
     """This client's conversation (see `for_client`); passed to each engine call, never kept
     in the engine."""
+    conversations: Conversations
+    """Each client's conversation ("" over stdio: one client)."""
     offers: Offers = field(default_factory=Offers)
     """Targets that search results and priorKnowledge offered each session (in memory only):
     a later step that follows one and works records a recall link (engine.history.recall_links)."""
 
-    conversations: OrderedDict[str, Conversation] = field(default_factory=OrderedDict)
-    """Each client's conversation, by its MCP session id ("" over stdio: one client)."""
-
     def for_client(self, client: str) -> "ServerState":
-        """This state as `client` sees it: shared store, engine and browser, its own
-        conversation (a new one starts from KNOWHOW_SESSION)."""
-        conversation = self.conversations.pop(client, None) or Conversation(self.settings.session)
-        self.conversations[client] = conversation
-        if len(self.conversations) > MAX_CONVERSATIONS:
-            self.conversations.popitem(last=False)
-        return replace(self, conversation=conversation)
+        """This state as `client` sees it (`server.app.client_of`): shared store, engine and
+        browser, its own conversation."""
+        return replace(self, conversation=self.conversations.of(client))
 
     @property
     def current_session(self) -> str | None:
@@ -79,6 +65,7 @@ class ServerState:
     @current_session.setter
     def current_session(self, session_id: str | None) -> None:
         self.conversation.current_session = session_id
+        self.conversation.forgotten = False
 
     async def query(self, action: Callable[[], T]) -> T:
         """Run a read on a worker thread, after reloading so commits of any process are seen."""
@@ -119,6 +106,7 @@ class ServerState:
 async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     """Start the live index (writer or reader, decided by the lease) and the engine."""
     rules = load_screen_rules(settings.screen_rules)  # a bad rules file fails before anything runs
+    synonyms = settings.synonym_table()  # and so does a bad synonyms file
     browser = BrowserDriver(settings.chromium, rules, settings.tool_prefix)
     store = KnowledgeStore(settings.root)
     live = LiveIndex(
@@ -133,11 +121,12 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     engine = KnowledgeEngine(
         settings.root,
         settings.index,
-        synonyms=settings.synonym_table(),
+        synonyms=synonyms,
     )
     try:
+        conversations = Conversations(settings.session, settings.http_max_sessions)
         yield ServerState(
-            settings, store, engine, live, Path.cwd(), browser, Conversation(settings.session)
+            settings, store, engine, live, Path.cwd(), browser, conversations.of(""), conversations
         )
     finally:
         try:

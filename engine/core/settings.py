@@ -2,12 +2,17 @@
 
 from pathlib import Path
 
+import orjson
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from analyzers import SynonymTable
+from engine.core.errors import InvalidInput
 
 DEFAULT_ROOT = Path("test-artifacts/llm-knowledge")
 DEFAULT_INDEX = Path("index-data")
+MAX_SYNONYMS_BYTES = 1 << 20
+"""A synonyms file is read up to this size: a larger one (or an endless one, /dev/zero) is
+refused instead of read until memory runs out."""
 
 
 class Settings(BaseSettings):
@@ -29,6 +34,23 @@ class Settings(BaseSettings):
     session: str | None = None
 
     def synonym_table(self) -> SynonymTable:
+        """The default synonyms plus those of KNOWHOW_SYNONYMS; a file that cannot be read or
+        used is `InvalidInput` naming it and what is wrong (the CLI and `serve` print that one
+        line and exit 2)."""
         if self.synonyms is None:
             return SynonymTable()
-        return SynonymTable.from_json(self.synonyms.read_bytes())
+        try:
+            with self.synonyms.open("rb") as handle:
+                data = handle.read(MAX_SYNONYMS_BYTES + 1)
+        except OSError as exc:
+            raise InvalidInput("KNOWHOW_SYNONYMS", f"{self.synonyms}: {exc.strerror}") from exc
+        if len(data) > MAX_SYNONYMS_BYTES:
+            raise InvalidInput(
+                "KNOWHOW_SYNONYMS", f"{self.synonyms} is larger than {MAX_SYNONYMS_BYTES:,} bytes"
+            )
+        try:
+            return SynonymTable.from_json(data)
+        except orjson.JSONDecodeError as exc:
+            raise InvalidInput("KNOWHOW_SYNONYMS", f"{self.synonyms} is not JSON: {exc}") from exc
+        except ValueError as exc:
+            raise InvalidInput("KNOWHOW_SYNONYMS", f"{self.synonyms}: {exc}") from exc

@@ -35,6 +35,7 @@ from engine.index.documents import (
     session_documents,
     value_tokens,
 )
+from engine.index.generation_locks import BuildLock
 from engine.index.generations import (
     DOCSTORE_BLOCK_BYTES,
     META_FILE,
@@ -119,6 +120,7 @@ __all__ = [
     "WARNING",
     "AppendCache",
     "BatchEntry",
+    "BuildLock",
     "FactsLedger",
     "GenerationCheck",
     "IndexLayout",

@@ -7,13 +7,14 @@ Layout of the index directory (default `index-data/`):
                        + `manifest.sqlite3` (per session: signature of the files indexed)
 
 A rebuild writes a new generation and swaps `CURRENT`, so searches keep answering meanwhile.
-Tantivy allows one writer per directory; a second one gets `IndexUnavailable`.
+Tantivy allows one writer per directory; a second one gets `IndexUnavailable`. Readers and
+writers hold the generation they use, and rebuilds take turns (`generation_locks`): old
+generations are removed once nobody uses them.
 """
 
 import base64
 import contextlib
 import hashlib
-import shutil
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from engine.embedding import (
     read_space,
 )
 from engine.index.doc_store_pages import StoreMappings, store_files
+from engine.index.generation_locks import BuildLock, GenerationHold, remove_unheld
 from engine.index.integrity import TANTIVY_META
 from engine.index.schema import SCHEMA_VERSION, build_schema
 from engine.index.step_texts import EMBED_TEXTS
@@ -48,6 +50,9 @@ VECTOR_SPACE = VectorSpace(MODEL_ID, DIMENSION)
 WRITER_THREADS = 1
 """One indexing thread: Python analysis keeps the other core busy (faster on 2 cores:
 `scripts/bench_build.py`)."""
+HOLD_ATTEMPTS = 3
+"""Times `held_current` reads `CURRENT` again when the generation it named was replaced before
+it could be held."""
 
 
 @dataclass(slots=True)
@@ -87,6 +92,10 @@ def _base64(value: object) -> str:
     raise TypeError(f"{type(value).__name__} is not a document value")
 
 
+class GenerationReplaced(IndexUnavailable):
+    """The generation about to be opened is gone: a rebuild replaced it meanwhile."""
+
+
 class IndexLayout:
     """Generations of the index under one base directory."""
 
@@ -94,12 +103,28 @@ class IndexLayout:
         self.base = Path(base)
 
     def current(self) -> Path | None:
+        """The live generation; None when there is none (`IndexUnavailable` when the pointer
+        cannot be read: a folder in its place, no file descriptor left)."""
         try:
             name = (self.base / CURRENT_FILE).read_text().strip()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no index (yet) at this path
             return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise IndexUnavailable(f"cannot read {self.base / CURRENT_FILE}: {exc}") from exc
         path = self.base / name
         return path if name and path.is_dir() else None
+
+    def held_current(self) -> tuple[Path, GenerationHold] | None:
+        """The live generation, held (`hold`); None when there is none. One replaced between
+        reading `CURRENT` and holding it is passed over for the one live by then."""
+        for _ in range(HOLD_ATTEMPTS):
+            current = self.current()
+            if current is None:
+                return None
+            held = GenerationHold.take(current)
+            if held is not None:
+                return current, held
+        raise GenerationReplaced(f"the index at {self.base} was replaced while opening it; retry")
 
     def stamp(self) -> int | None:
         """The pointer file's modification time (ns): changes whenever a generation is published."""
@@ -108,7 +133,11 @@ class IndexLayout:
         except FileNotFoundError:
             return None
 
+    def generations(self) -> list[Path]:
+        return [p for p in self.base.glob("gen-*") if p.is_dir()]
+
     def new_generation(self) -> Path:
+        """A new, empty generation folder (call with the build lock held: `rebuild`)."""
         self.base.mkdir(parents=True, exist_ok=True)
         numbers = [
             int(p.name.split("-", 1)[1])
@@ -120,11 +149,18 @@ class IndexLayout:
         return path
 
     def publish(self, generation: Path) -> None:
-        """Make `generation` live, then remove older generations (readers keep open files)."""
+        """Make `generation` live, then remove the other generations nobody uses (call with
+        the build lock held: `rebuild`); one still in use stays until a later `sweep`."""
         atomic_write(self.base / CURRENT_FILE, generation.name.encode())
-        for old in self.base.glob("gen-*"):
-            if old != generation and old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
+        remove_unheld([g for g in self.generations() if g != generation])
+
+    def sweep(self) -> None:
+        """Remove the generations nobody uses but the live one (replaced ones whose last user
+        moved on, or a killed rebuild's), unless a rebuild is running: it will."""
+        with BuildLock(self.base).held_if_free() as free:
+            live = self.current()
+            if free and live is not None:
+                remove_unheld([g for g in self.generations() if g != live])
 
 
 def _write_meta(path: Path) -> None:
@@ -207,21 +243,34 @@ class _Held:
     store: StoreMappings
 
 
-class IndexReader:
-    """Read access to the live generation; cheap to reload after another process commits."""
+def hold(generation: Path) -> GenerationHold:
+    """Hold `generation` while using it, so that no publish removes it meanwhile."""
+    held = GenerationHold.take(generation)
+    if held is None:
+        raise GenerationReplaced(
+            f"the index generation {generation} was replaced by a newer one; retry"
+        )
+    return held
 
-    def __init__(self, path: Path) -> None:
-        _check_meta(path)
-        self.path = path
-        self.schema = build_schema()
-        meta = _tantivy_meta(path)
-        self.commit = commit_digest(meta)
-        try:
-            self.index = tantivy.Index.open(str(path))
-        except ValueError as exc:
-            raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
-        self.index.config_reader(reload_policy="manual", num_warmers=0)
-        self._held = self._hold(meta)
+
+class IndexReader:
+    """Read access to the live generation; cheap to reload after another process commits.
+    Holds its generation (`held`, taken here unless given) as long as it is in use."""
+
+    def __init__(self, path: Path, held: GenerationHold | None = None) -> None:
+        self.held = held or hold(path)
+        with self.held.released_on_error():
+            _check_meta(path)
+            self.path = path
+            self.schema = build_schema()
+            meta = _tantivy_meta(path)
+            self.commit = commit_digest(meta)
+            try:
+                self.index = tantivy.Index.open(str(path))
+            except ValueError as exc:
+                raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
+            self.index.config_reader(reload_policy="manual", num_warmers=0)
+            self._held = self._hold(meta)
 
     @classmethod
     def open(cls, layout: IndexLayout) -> "IndexReader":
@@ -324,20 +373,22 @@ class IndexWriter:
     ) -> None:
         """`reuse_vectors`: a generation whose stored vectors are copied rather than embedded
         again (a rebuild passes the generation it replaces)."""
-        _check_meta(path)
-        other_model = embedded_by_other_model(path)
-        if other_model is not None:
-            raise StaleIndex(other_model)
-        self.path = path
-        self.index = tantivy.Index.open(str(path))
-        try:
-            self.writer = self.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
-        except ValueError as exc:
-            raise IndexUnavailable(
-                f"another process is writing the index at {path}; it indexes for everyone"
-            ) from exc
-        self.manifest = Manifest(path)
-        self.vectors = VectorWriter(path, VECTOR_SPACE, reuse_vectors)
+        self.held = hold(path)
+        with self.held.released_on_error():
+            _check_meta(path)
+            other_model = embedded_by_other_model(path)
+            if other_model is not None:
+                raise StaleIndex(other_model)
+            self.path = path
+            self.index = tantivy.Index.open(str(path))
+            try:
+                self.writer = self.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
+            except ValueError as exc:
+                raise IndexUnavailable(
+                    f"another process is writing the index at {path}; it indexes for everyone"
+                ) from exc
+            self.manifest = Manifest(path)
+            self.vectors = VectorWriter(path, VECTOR_SPACE, reuse_vectors)
         self._pending_texts: dict[str, str] = {}
         self.embedding_error: str | None = None
         """Why the last commit could not embed its new texts (keyword search still sees them)."""
@@ -411,3 +462,4 @@ class IndexWriter:
             self.writer.wait_merging_threads()
         self.manifest.close()
         del self.writer
+        self.held.release()

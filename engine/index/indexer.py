@@ -31,6 +31,7 @@ from engine.index.documents import (
     session_documents,
     step_documents,
 )
+from engine.index.generation_locks import BuildLock
 from engine.index.generations import (
     EncodedDocuments,
     IndexLayout,
@@ -41,6 +42,7 @@ from engine.index.generations import (
 from engine.index.integrity import GenerationCheck
 from engine.index.skips import record_skips
 from engine.index.supersede_decisions import FactsLedger, write_detected
+from engine.index.worker_lifetime import end_with
 from engine.records import KnowledgeStore, Planner, SessionFacts, Skip, Supersession, list_session
 
 T = TypeVar("T")
@@ -177,7 +179,9 @@ def _map(
     # workers each imported it again (a noticeable CPU cost apiece, twice per first build).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["__main__", "engine.index.indexer"])
-    with ProcessPoolExecutor(PARALLEL_WORKERS, context, initializer=_start_worker_process) as pool:
+    with ProcessPoolExecutor(
+        PARALLEL_WORKERS, context, initializer=_start_worker_process, initargs=(os.getpid(),)
+    ) as pool:
         running: deque[Future[list[T]]] = deque()
         for start in range(0, len(calls), CHUNK_SESSIONS):
             chunk = calls[start : start + CHUNK_SESSIONS]
@@ -195,13 +199,14 @@ def start_worker() -> None:
     gc.set_threshold(WORKER_GC_THRESHOLD)
 
 
-def _start_worker_process() -> None:
-    """A pool worker's initializer: `start_worker`, and the process ends without tearing its
-    interpreter down. Its results are sent by then (the pool's result pipe is written
-    synchronously) and it has nothing to flush or close, but a teardown frees every module and
-    every cached analysis value one object at a time, a noticeable share of a build's CPU
-    (`scripts/bench_build.py`)."""
+def _start_worker_process(owner: int) -> None:
+    """A pool worker's initializer: `start_worker`; the worker ends with the process `owner`
+    that uses the pool, even killed (`end_with`); and it ends without tearing its interpreter
+    down. Its results are sent by then (the pool's result pipe is written synchronously) and it
+    has nothing to flush or close, but a teardown frees every module and every cached analysis
+    value one object at a time, a noticeable share of a build's CPU (`scripts/bench_build.py`)."""
     start_worker()
+    end_with(owner)
     atexit.register(os._exit, 0)
 
 
@@ -280,7 +285,12 @@ def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: Syn
     report.supersede_seconds += time.perf_counter() - started
 
 
-def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = None) -> SyncReport:
+def rebuild(
+    store: KnowledgeStore,
+    base: Path,
+    progress: ProgressFn | None = None,
+    waiting: Callable[[int | None], None] | None = None,
+) -> SyncReport:
     """Index everything into a new generation, then make it live atomically; vectors that the
     live generation holds are copied instead of embedded again.
 
@@ -294,19 +304,23 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     twice (once to write the decision files, once from them) cost a whole second build on a
     root with no decision files yet. This way a first build and every rebuild give the same
     flags, the same documents in the same order, and the same results.
+
+    Rebuilds of one index take turns (`BuildLock`): while another runs, this one waits,
+    telling `waiting` the other's pid every half second.
     """
     layout = IndexLayout(base)
-    generation = create_generation(layout)
-    writer = IndexWriter(generation, reuse_vectors=layout.current())
-    try:
+    with BuildLock(base).held(waiting):
+        generation = create_generation(layout)
+        writer = IndexWriter(generation, reuse_vectors=layout.current())
         try:
-            report = _build_settled(store, writer, progress)
-        finally:
-            writer.close(merge=True)
-    except BaseException:
-        shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
-        raise
-    layout.publish(generation)
+            try:
+                report = _build_settled(store, writer, progress)
+            finally:
+                writer.close(merge=True)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
+            raise
+        layout.publish(generation)
     return report
 
 
@@ -384,19 +398,21 @@ def ensure_index(
 ) -> SyncReport:
     """Sync the live generation, or build one when there is none, it is damaged (the report
     says why in `rebuilt_because`) or its schema is stale."""
-    layout = IndexLayout(base)
-    current = layout.current()
-    if current is None:
+    live = IndexLayout(base).held_current()  # held: no rebuild removes it while it is checked
+    if live is None:
         return rebuild(store, base, progress)
+    current, held = live
     try:
-        GenerationCheck(current, vectors=True).verify(full=True)
-        writer = IndexWriter(current)
+        with held.released_on_error():
+            GenerationCheck(current, vectors=True).verify(full=True)
+            writer = IndexWriter(current)  # holds it too
     except IndexDamaged as exc:
         report = rebuild(store, base, progress)
         report.rebuilt_because = exc.reason
         return report
     except StaleIndex:
         return rebuild(store, base, progress)
+    held.release()
     try:
         return sync(store, writer, progress)
     finally:

@@ -70,11 +70,16 @@ def report_damage_to_readers(generation: Path, damage: IndexDamaged) -> None:
 
 
 def health(
-    base: Path, generation: Path | None, error: str | None, rebuilding: str | None
+    base: Path,
+    generation: Path | None,
+    error: str | None,
+    rebuilding: str | None,
+    failing: str | None = None,
 ) -> tuple[str, str | None]:
     """ "ok"; "rebuilding" (damaged, missing or stale, a writer is rebuilding it from the
-    files); "damaged" (no live writer to rebuild it yet); or "unavailable" (it cannot be
-    read right now). With the reason, for every state but "ok"."""
+    files); "damaged" (no live writer to rebuild it yet); "unavailable" (it cannot be read
+    right now); or "stalled" (it can be searched, but new steps are not being indexed: the
+    live index keeps failing, `failing` says how). With the reason, for every state but "ok"."""
     if rebuilding is not None:
         return "rebuilding", rebuilding
     damage = reported_damage(generation) if generation is not None else None
@@ -84,4 +89,6 @@ def health(
         return "rebuilding", damage
     if error is not None:
         return "unavailable", error
+    if failing is not None:
+        return "stalled", failing
     return "ok", None

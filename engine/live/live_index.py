@@ -15,7 +15,10 @@ four parts, each its own class: `LiveIndex` keeps the lease and runs the loop; `
 (`engine.live.changes`) queues the sessions the watcher reports and hands them over a debounce
 window at a time; `LiveWriter` (`engine.live.writing`) opens, rebuilds, reconciles and commits;
 `GenerationHealth` (`engine.live.health`) checks the generation it writes and says what status
-reports. A failure is counted (`engine.live.stats`) and the loop lives.
+reports. A failure is counted (`engine.live.stats`) and the loop lives: a turn of the loop that
+fails, however it fails, is counted, the writer steps down and the next turn waits (doubling
+with each failure in a row); meanwhile status says "stalled". (A failure outside any step once
+ended the thread for good, while status went on saying "ok".)
 """
 
 import logging
@@ -27,7 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from engine.core import KnowhowError
-from engine.index import SCHEMA_VERSION, WARNING, IndexLayout, read_skips
+from engine.index import SCHEMA_VERSION, WARNING, IndexLayout, is_panic, read_skips
 from engine.live.changes import SessionChanges
 from engine.live.health import health
 from engine.live.lease import STALL_SECONDS, WriterLease, writer_pid
@@ -77,6 +80,8 @@ class LiveIndex:
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
+        self._next_attempt = 0.0
+        self._next_reconcile = 0.0
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -106,17 +111,19 @@ class LiveIndex:
     ) -> "IndexStatus":
         """What an agent needs to trust (or distrust) search results right now
         (`documents_now` counts the documents of the live generation, as the engine sees it)."""
-        generation = self.layout.current()
+        documents, error, generation = None, None, None
+        try:
+            generation = self.layout.current()
+            documents = documents_now()
+        except KnowhowError as exc:
+            error = exc.message
         entries = [e for listed in read_skips(generation).values() for e in listed]
         skipped = [e for e in entries if e.get("kind") != WARNING]
         warned = [e for e in entries if e.get("kind") == WARNING]
         warnings = [{"path": e["path"], "reason": e["reason"]} for e in warned]
-        documents, error = None, None
-        try:
-            documents = documents_now()
-        except KnowhowError as exc:
-            error = exc.message
-        state, reason = health(self.layout.base, generation, error, self._writing.rebuilding)
+        state, reason = health(
+            self.layout.base, generation, error, self._writing.rebuilding, self._failing()
+        )
         return IndexStatus(
             health=state,
             healthReason=reason,
@@ -139,35 +146,56 @@ class LiveIndex:
             error=error,
         )
 
+    def _failing(self) -> str | None:
+        """Why live indexing in this process is not working now (None: it is)."""
+        writer = writer_pid(self.layout.base)
+        return self._failures.failing(writer_elsewhere=writer not in (None, os.getpid()))
+
     # -- the worker ------------------------------------------------------------------------
     def _run(self) -> None:
-        next_attempt = 0.0
-        next_reconcile = 0.0
+        """Turn after turn until closed; a failed turn is counted and waited out, never the
+        end of the thread (a Rust panic is a BaseException: caught too)."""
         try:
             while not self._stop.is_set():
-                self._keep_lease()
-                if not self.is_writer:
-                    if time.monotonic() >= next_attempt:
-                        if self._take_over():
-                            next_reconcile = time.monotonic() + self._reconcile_interval()
-                        else:
-                            next_attempt = time.monotonic() + self._failures.backoff()
-                    if not self.is_writer:
-                        if self.layout.current() is not None:
-                            self._ready.set()
-                        self._stop.wait(max(0.0, next_attempt - time.monotonic()))
-                        continue
                 try:
-                    next_reconcile = self._work(next_reconcile)
-                except Exception as exc:  # never let the worker die: step down, retry later
-                    self._failures.note("the live index worker", exc)
-                    self._step_down(release_lease=False)
-                if not self.is_writer:
-                    self._step_down(release_lease=False)  # a failed batch closed the writer
-                    if self._failures.in_row:
-                        next_attempt = time.monotonic() + self._failures.backoff()
+                    self._turn()
+                except BaseException as exc:
+                    if not (isinstance(exc, Exception) or is_panic(exc)):
+                        raise
+                    wait = self._failures.crashed(exc)
+                    self._step_down_after(exc)
+                    self._next_attempt = time.monotonic() + wait
+                    self._stop.wait(wait)
+                else:
+                    self._failures.turned()
         finally:
             self._step_down(release_lease=True)
+
+    def _turn(self) -> None:
+        """Keep (or take) the lease; as the writer, one batch and whatever is due."""
+        self._keep_lease()
+        if not self.is_writer:
+            if time.monotonic() >= self._next_attempt:
+                if self._take_over():
+                    self._next_reconcile = time.monotonic() + self._reconcile_interval()
+                    return
+                self._next_attempt = time.monotonic() + self._failures.backoff()
+            if self.layout.current() is not None:
+                self._ready.set()
+            self._stop.wait(max(0.0, self._next_attempt - time.monotonic()))
+            return
+        self._next_reconcile = self._work(self._next_reconcile)
+        if not self.is_writer:
+            self._step_down(release_lease=False)  # a failed batch closed the writer
+            if self._failures.in_row:
+                self._next_attempt = time.monotonic() + self._failures.backoff()
+
+    def _step_down_after(self, exc: BaseException) -> None:
+        """Step down after a failed turn (which may have failed stepping down itself)."""
+        try:
+            self._step_down(release_lease=False)
+        except Exception as again:
+            log.warning("live index: stepping down after %r failed too: %s", exc, again)
 
     def _keep_lease(self) -> None:
         """Beat while writing; step down when a standby took the lease because this process
@@ -214,6 +242,7 @@ class LiveIndex:
             self._step_down(release_lease=False)  # the next takeover rebuilds it
         elif generation is not None and time.monotonic() >= next_reconcile:
             self._writing.reconcile()
+            self.layout.sweep()  # generations replaced earlier, once their last reader left
             next_reconcile = time.monotonic() + self._reconcile_interval()
         return next_reconcile
 

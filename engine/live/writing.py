@@ -104,22 +104,26 @@ class LiveWriter:
     def _open_writer(self) -> IndexWriter:
         """The writer of the live generation, verified whole first; builds a new generation
         when there is none, or the live one is damaged or built by another schema version."""
-        current = self.layout.current()
+        live = self.layout.held_current()  # held: no rebuild elsewhere removes it meanwhile
         reason = "there is no index yet"
-        if current is not None and self._lease.took_from_stalled:
-            # the stalled holder still holds Tantivy's writer lock on this generation
-            reason = "the previous writer stopped making progress"
-        elif current is not None:
+        if live is not None:
+            generation, held = live
             try:
-                self.health.verify(current)
-                return IndexWriter(current)
+                if self._lease.took_from_stalled:
+                    # the stalled holder still holds Tantivy's writer lock on this generation
+                    reason = "the previous writer stopped making progress"
+                else:
+                    self.health.verify(generation)
+                    return IndexWriter(generation)
             except IndexDamaged as exc:
-                report_damage_to_readers(current, exc)
+                report_damage_to_readers(generation, exc)
                 reason = exc.reason
             except StaleIndex as exc:
-                if not built_by_other_version(current):
+                if not built_by_other_version(generation):
                     raise  # unreadable right now: retry later, never rebuild over a hiccup
                 reason = exc.message
+            finally:
+                held.release()  # a writer holds it itself; a rebuild must be free to remove it
         report = self._rebuild(reason)
         current = self.layout.current()
         if current is None:
@@ -136,7 +140,12 @@ class LiveWriter:
         self.rebuilding = reason
         started = time.perf_counter()
         try:
-            report = rebuild(self.store, self.layout.base, lambda _done, _total: self._lease.beat())
+            report = rebuild(
+                self.store,
+                self.layout.base,
+                lambda _done, _total: self._lease.beat(),
+                waiting=lambda _pid: self._lease.beat(),  # another process rebuilds: wait
+            )
         finally:
             self.rebuilding = None
         self._lease.took_from_stalled = False

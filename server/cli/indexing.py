@@ -3,6 +3,7 @@ reindex (rebuild it into a new generation)."""
 
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 from engine import (
     KnowledgeStore,
@@ -15,7 +16,7 @@ from engine import (
     rebuild,
 )
 from server.cli.answer import Answer, Call, answers
-from server.cli.render import out, progress, sync_report
+from server.cli.render import err, out, progress, sync_report
 
 
 @answers()
@@ -46,9 +47,24 @@ def reindex(*, call: Call) -> Answer:
     """Rebuild the index from the files into a new generation and swap it in atomically."""
     settings = call.settings
     store = knowledge_store(settings)
+    waiting = waiting_for_another(settings.index)
     with progress("rebuilding", call.as_json) as advance:
-        report = _writing(settings, lambda: rebuild(store, settings.index, advance))
+        report = _writing(settings, lambda: rebuild(store, settings.index, advance, waiting))
     return report.as_dict(), partial(sync_report, report)
+
+
+def waiting_for_another(index: Path) -> Callable[[int | None], None]:
+    """What a rebuild tells while another rebuild of `index` runs (they take turns): said
+    once, on stderr."""
+    told: list[int | None] = []
+
+    def tell(pid: int | None) -> None:
+        if not told:
+            told.append(pid)
+            by = f" (process {pid})" if pid else ""
+            err.print(f"another rebuild of {index} is running{by}: waiting for it to finish")
+
+    return tell
 
 
 def knowledge_store(settings: Settings) -> KnowledgeStore:

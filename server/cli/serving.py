@@ -64,6 +64,7 @@ def serve(
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
+        settings.synonym_table()  # and so is a bad synonyms file
         if settings.transport == "http":
             ports_free({"--port": settings.port}, settings.host)
         settle_for_searching()

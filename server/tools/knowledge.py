@@ -113,6 +113,11 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(RecordStepInput, args)
     session_id = request.sessionId or state.current_session
     start = f"{state.settings.tool_prefix}knowledge_start_session"
+    if session_id is None and state.conversation.forgotten:
+        raise NoActiveSession(
+            "this server no longer remembers the session this client started (more than "
+            f"{state.conversations.limit:,} other clients were active since): pass sessionId"
+        )
     if session_id is None:
         raise NoActiveSession(f"no current session: call {start} first, or pass sessionId")
     if not session_dir(state.store.root, session_id).is_dir():

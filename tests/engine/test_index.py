@@ -1,6 +1,9 @@
 """The on-disk index: schema version check, incremental sync, the single writer, generations."""
 
+import os
 import shutil
+import threading
+import time
 
 import orjson
 import pytest
@@ -12,6 +15,7 @@ from engine.index import (
     DOCSTORE_BLOCK_BYTES,
     META_FILE,
     SCHEMA_VERSION,
+    BuildLock,
     IndexLayout,
     IndexReader,
     IndexWriter,
@@ -224,7 +228,29 @@ def test_a_second_writer_on_the_same_generation_is_refused(two_sessions):
     IndexWriter(generation).close()  # the lock is released on close
 
 
+def test_a_rebuild_waits_for_the_one_running_and_says_so(two_sessions):
+    """Rebuilds take turns: while another holds the build lock, a rebuild waits, telling
+    whose turn it is, and publishes nothing until its own turn."""
+    kb = two_sessions
+    kb.index()
+    told: list[int | None] = []
+    with BuildLock(kb.index_dir).held():
+        waiting = threading.Thread(
+            target=lambda: rebuild(kb.store, kb.index_dir, waiting=told.append)
+        )
+        waiting.start()
+        deadline = time.monotonic() + 60
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert told and told[0] == os.getpid()
+        assert live_generation(kb).name == "gen-0001"
+    waiting.join(60)
+    assert live_generation(kb).name == "gen-0002"
+
+
 def test_rebuild_swaps_generations_and_old_readers_keep_answering(two_sessions):
+    """A rebuild never removes a generation in use: the old one stays while a reader holds
+    it, and goes once nobody does."""
     kb = two_sessions
     engine = kb.engine()
     old_reader = IndexReader.open(IndexLayout(kb.index_dir))
@@ -234,14 +260,16 @@ def test_rebuild_swaps_generations_and_old_readers_keep_answering(two_sessions):
     rebuild(kb.store, kb.index_dir)
 
     assert live_generation(kb).name == "gen-0002"
-    assert not old_reader.path.exists()
+    assert old_reader.path.exists(), "still held by the old reader"
     query = tantivy.Query.term_query(old_reader.schema, "doc_type", "step", index_option="basic")
     assert old_reader.searcher().search(query, limit=10, count=True).count == 3
     assert old_reader.searcher().num_docs == old_docs
     assert engine.search(SearchInput(query="swap amount")).results[0].stepId == (
         "mm-swap/0002-mm_type"
     )
-    assert sorted(p.name for p in kb.index_dir.iterdir()) == ["CURRENT", "gen-0002"]
+    old_reader.held.release()
+    IndexLayout(kb.index_dir).sweep()
+    assert sorted(p.name for p in kb.index_dir.glob("gen-*")) == ["gen-0002"]
 
 
 def test_rebuild_is_idempotent(two_sessions):

@@ -40,16 +40,23 @@ def free_port() -> int:
 
 
 def start_http(
-    root: Path, index: Path, log: Path, *extra: str
+    root: Path, index: Path, log: Path, *extra: str, preexec: Callable[[], None] | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """`knowhow serve --transport http` on a free port; returns once it accepts connections."""
+    """`knowhow serve --transport http` on a free port; returns once it accepts connections
+    (`preexec` runs in the child before it starts, e.g. to lower a resource limit)."""
     port = free_port()
     args = [
         *knowhow_command(),
         *serve_args(root, index, "--transport", "http", "--port", str(port)),
     ]
     with log.open("a") as errlog:  # the child keeps its own descriptor
-        proc = subprocess.Popen([*args, *extra], cwd=REPO, stderr=errlog, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*args, *extra],
+            cwd=REPO,
+            stderr=errlog,
+            stdout=subprocess.DEVNULL,
+            preexec_fn=preexec,
+        )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:

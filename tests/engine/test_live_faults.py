@@ -1,0 +1,94 @@
+"""The live index survives any fault of its worker: it backs off, retries, says so in status,
+and indexes what was recorded meanwhile once the fault is gone.
+
+The fault is real: the index's `CURRENT` pointer replaced by a folder, so reading it fails
+with an OSError where the worker reads it, outside any batch (as an exhausted open-file limit
+did under a flood of slow HTTP requests).
+"""
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine import (
+    KnowledgeEngine,
+    KnowledgeStore,
+    LiveIndex,
+    Outcome,
+    SearchInput,
+    SessionMetadata,
+    StepRecord,
+    StepTarget,
+    ToolCall,
+    now_iso,
+    rebuild,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> KnowledgeStore:
+    return KnowledgeStore(tmp_path / "root")
+
+
+def click(session_id: str, test_id: str) -> StepRecord:
+    return StepRecord(
+        timestamp=now_iso(),
+        sessionId=session_id,
+        tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
+        outcome=Outcome(ok=True),
+    )
+
+
+def wait_for(check: Callable[[], object], timeout: float = 60.0) -> None:
+    """Polls until `check()` is truthy (generous: a loaded machine must not fail the test)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s")
+        time.sleep(0.05)
+
+
+def no_documents() -> dict[str, int]:
+    return {}
+
+
+@pytest.mark.parametrize("writer", [True, False], ids=["writer", "standby"])
+def test_the_live_worker_survives_an_unreadable_pointer_and_says_so(
+    store: KnowledgeStore, index_dir: Path, writer: bool
+) -> None:
+    store.write_session(SessionMetadata(sessionId="mm-fault1", createdAt=now_iso()))
+    store.record_step(click("mm-fault1", "before-fault"))
+    rebuild(store, index_dir)
+    holder = LiveIndex(store, index_dir, retry_seconds=0.05)
+    live = holder if writer else LiveIndex(store, index_dir, retry_seconds=0.05)
+    pointer = index_dir / "CURRENT"
+    try:
+        assert holder.start(wait=10)
+        if not writer:
+            assert live.start(wait=10) and not live.is_writer
+        name = pointer.read_bytes()
+        pointer.unlink()
+        pointer.mkdir()  # reading it now fails with IsADirectoryError
+        store.record_step(click("mm-fault1", "during-fault"))
+        wait_for(lambda: live.status(no_documents).health != "ok")
+        assert "CURRENT" in (live.status(no_documents).healthReason or "")
+        if not writer:
+            holder.close()  # the standby must take over once the pointer is readable again
+        pointer.rmdir()
+        pointer.write_bytes(name)
+        store.record_step(click("mm-fault1", "after-fault"))
+        engine = KnowledgeEngine(store.root, index_dir)
+
+        def indexed() -> set[str]:
+            engine.refresh()
+            page = engine.search(SearchInput(query="fault", limit=10))
+            return {r.stepId for r in page.results}
+
+        wait_for(lambda: len(indexed()) == 3)
+        wait_for(lambda: live.status(engine.document_counts).health == "ok")
+        assert live.is_writer
+    finally:
+        live.close()
+        holder.close()
