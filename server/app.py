@@ -10,7 +10,6 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -30,6 +29,7 @@ from server.stdio import AnsweredReadStream
 from server.tools.browser import BROWSER_TOOLS
 from server.tools.knowledge import TOOLS
 from server.tools.spec import ToolSpec
+from server.version import knowhow_version
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +38,6 @@ INSTRUCTIONS = (
     "(all sessions by default; filter by flowTag). Pick a prior run with "
     "{prefix}knowledge_sessions and read its recipe with {prefix}knowledge_summarize."
 )
-
-
-def _version() -> str:
-    try:
-        return version("knowhow")
-    except PackageNotFoundError:
-        return "0"
 
 
 def success(result: Result) -> types.CallToolResult:
@@ -111,7 +104,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 
     return Server(
         "knowhow",
-        version=_version(),
+        version=knowhow_version(),
         instructions=INSTRUCTIONS.replace("{prefix}", prefix),
         lifespan=lifespan,
         on_list_tools=list_tools,

@@ -9,9 +9,13 @@ order `knowhow --help` lists them. Loading the CLI loads neither the MCP SDK nor
 `serve` and `demo --serve` import them when they run.
 """
 
+import sys
+from typing import Annotated
+
 import typer
 
 from server.cli import batch, curating, demo, indexing, reading, serving
+from server.version import knowhow_version
 
 HELP = """`knowhow` command line: index, search, last, sessions, summarize, timeline, supersede,
 duplicates, cluster, reindex, batch-search, demo.
@@ -21,6 +25,26 @@ Human-readable by default, `--json` for machines. Errors print `{"ok": false, "e
 """
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        sys.stdout.write(f"knowhow {knowhow_version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Options before any command: --version."""
+
+
 for command in (
     indexing.index,
     indexing.reindex,
