@@ -59,11 +59,18 @@ def _tool_result(body: dict[str, Any], *, is_error: bool) -> types.CallToolResul
 async def run_tool(
     tool: ToolSpec, state: ServerState, arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    """Call a handler and wrap its result or its KnowhowError in the envelope."""
+    """Call a handler and wrap its result or its KnowhowError in the envelope.
+
+    Anything else is a bug, but a client must still get an envelope it can read, never a
+    protocol error it cannot tell from a lost connection: its kind and message, the traceback
+    in the server's log (stderr)."""
     try:
         result = await tool.handler(state, arguments)
     except KnowhowError as exc:
         return failure(exc)
+    except Exception as exc:
+        log.exception("%s failed unexpectedly", tool.name)
+        return failure(KnowhowError(f"unexpected {type(exc).__name__}: {exc} (see the server log)"))
     return success(result)
 
 
