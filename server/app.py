@@ -21,6 +21,7 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 
 from engine import KnowhowError, Result
+from server.arguments import objects_from_text
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
 from server.settings import ServerSettings
@@ -65,7 +66,7 @@ async def run_tool(
     protocol error it cannot tell from a lost connection: its kind and message, the traceback
     in the server's log (stderr)."""
     try:
-        result = await tool.handler(state, arguments)
+        result = await tool.handler(state, objects_from_text(arguments, tool.object_arguments))
     except KnowhowError as exc:
         return failure(exc)
     except Exception as exc:

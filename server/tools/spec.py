@@ -11,6 +11,7 @@ from mcp import types
 
 from engine import Result
 from server import schemas
+from server.arguments import object_properties
 from server.state import ServerState
 
 Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
@@ -27,6 +28,11 @@ class ToolSpec:
     read_only: bool = True
     open_world: bool = False
     """True for tools that act on a web page (the browser tools)."""
+
+    @property
+    def object_arguments(self) -> frozenset[str]:
+        """The arguments a client may send as JSON text (`server.arguments`)."""
+        return object_properties(self.input_schema)
 
     def describe(self, prefix: str) -> types.Tool:
         return types.Tool(
