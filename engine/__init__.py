@@ -46,11 +46,13 @@ from engine.history import (
     Offers,
     PriorKnowledge,
     ScreenContext,
+    StepContext,
+    TimelineResult,
     result_offers,
     suggestion_offers,
     with_recalls,
 )
-from engine.index import SyncReport, ensure_index, rebuild, supersede_step
+from engine.index import Superseded, SyncReport, ensure_index, rebuild, supersede_step
 from engine.knowledge import KnowledgeEngine
 from engine.live import IndexStatus, LiveIndex, WriterLease
 from engine.read_cache import ReadCache
@@ -118,6 +120,7 @@ __all__ = [
     "SessionRecipe",
     "SessionsInput",
     "Settings",
+    "StepContext",
     "StepError",
     "StepInput",
     "StepList",
@@ -127,9 +130,11 @@ __all__ = [
     "Strict",
     "SummarizeInput",
     "SupersedeInput",
+    "Superseded",
     "SyncReport",
     "TestIdItem",
     "TimelineInput",
+    "TimelineResult",
     "ToolCall",
     "WriteFailed",
     "WriterLease",

@@ -93,6 +93,7 @@ from engine.index.step_texts import (
 )
 from engine.index.supersede_decisions import (
     FactsLedger,
+    Superseded,
     decisions_lock,
     supersede,
     supersede_step,
@@ -132,6 +133,7 @@ __all__ = [
     "SkipLedger",
     "StepPayload",
     "StoreMappings",
+    "Superseded",
     "SyncReport",
     "all_of",
     "analyse_batch",

@@ -10,17 +10,27 @@ from typing import Any
 
 from engine import (
     ClusterInput,
+    ClusterList,
+    DuplicateList,
     DuplicatesInput,
+    IndexStatus,
     LastInput,
     NoActiveSession,
     NotFound,
     Result,
     SearchInput,
+    SearchPage,
+    SessionList,
+    SessionRecipe,
     SessionsInput,
+    StepContext,
     StepInput,
+    StepList,
     SummarizeInput,
+    Superseded,
     SupersedeInput,
     TimelineInput,
+    TimelineResult,
     now_iso,
     result_offers,
     session_dir,
@@ -146,6 +156,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "while hasMore.",
         schemas.SEARCH,
         search,
+        SearchPage,
     ),
     ToolSpec(
         "knowledge_last",
@@ -154,6 +165,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'it to recall what just happened, e.g. after an error: {"n": 5}.',
         schemas.LAST,
         last,
+        StepList,
     ),
     ToolSpec(
         "knowledge_summarize",
@@ -163,6 +175,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         '{"scope": {"sessionId": "mm-…"}}.',
         schemas.SUMMARIZE,
         summarize,
+        SessionRecipe,
     ),
     ToolSpec(
         "knowledge_sessions",
@@ -171,6 +184,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "send"}}.',
         schemas.SESSIONS,
         sessions,
+        SessionList,
     ),
     ToolSpec(
         "knowledge_timeline",
@@ -182,6 +196,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'query: {"query": "confirm send"}.',
         schemas.TIMELINE,
         timeline,
+        TimelineResult,
     ),
     ToolSpec(
         "knowledge_session_context",
@@ -191,6 +206,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'succeeded. Use it to judge a search result, for example {"stepId": "mm-…/0007-mm_click"}.',
         schemas.SESSION_CONTEXT,
         session_context,
+        StepContext,
     ),
     ToolSpec(
         "knowledge_supersede",
@@ -202,6 +218,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "stored as a file, the session's superseded.json.",
         schemas.SUPERSEDE,
         supersede,
+        Superseded,
         read_only=False,
     ),
     ToolSpec(
@@ -213,6 +230,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "send"}}.',
         schemas.FIND_DUPLICATES,
         find_duplicates,
+        DuplicateList,
     ),
     ToolSpec(
         "knowledge_cluster",
@@ -222,6 +240,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'common patterns, e.g. {"type": "step", "nClusters": 5}.',
         schemas.CLUSTER,
         cluster,
+        ClusterList,
     ),
     ToolSpec(
         "knowledge_start_session",
@@ -230,6 +249,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "session. Call it once at the start of a run when your harness drives the browser itself.",
         schemas.START_SESSION,
         start_session,
+        SessionStarted,
         read_only=False,
     ),
     ToolSpec(
@@ -240,6 +260,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "recovery-phrase fields is stored as [REDACTED].",
         schemas.RECORD_STEP,
         record_step,
+        StepRecorded,
         read_only=False,
     ),
     ToolSpec(
@@ -250,5 +271,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         "missing or stale.",
         schemas.STATUS,
         status,
+        IndexStatus,
     ),
 )

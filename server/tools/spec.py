@@ -12,6 +12,7 @@ from mcp import types
 from engine import Result
 from server import schemas
 from server.arguments import object_properties
+from server.output_schemas import output_schema
 from server.state import ServerState
 
 Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
@@ -25,6 +26,8 @@ class ToolSpec:
     description: str
     input_schema: schemas.Schema
     handler: Handler
+    result: type[Result]
+    """What the handler returns: the tool's declared `outputSchema` is generated from it."""
     read_only: bool = True
     open_world: bool = False
     """True for tools that act on a web page (the browser tools)."""
@@ -40,7 +43,7 @@ class ToolSpec:
             title=self.title,
             description=self.description.replace("{prefix}", prefix),
             input_schema=self.input_schema,
-            output_schema=schemas.ENVELOPE,
+            output_schema=output_schema(self.result),
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
