@@ -81,9 +81,17 @@ class ScreenContext:
     disabled: Sequence[tuple[str, str]] = ()  # (role, name) of the elements shown disabled
 
 
+ActionTarget = dict[str, str | dict[str, str]]
+"""A target as the action tools take it: `{"testId": …}`, `{"selector": …}` or
+`{"a11yHint": {"role": …, "name": …}}`."""
+
+
 class PriorTarget(Result):
     type: str  # testId | selector | a11yHint
     value: str | dict[str, str]
+
+    def as_arguments(self) -> ActionTarget:
+        return {self.type: self.value}
 
 
 class SimilarStep(Result):
@@ -108,8 +116,14 @@ class SuggestedAction(Result):
     action: str
     rationale: str
     confidence: float
+    target: ActionTarget
+    """Where to act, in the shape mm_click, mm_type and mm_wait_for take: pass it on as it is."""
+    fallbacks: list[ActionTarget] = field(default_factory=list)
+    """Other ways to the same element, best first, in the same shape."""
     preferredTarget: PriorTarget
+    """`target` as `{type, value}`: kept one more release for the agents that read it."""
     fallbackTargets: list[PriorTarget] = field(default_factory=list)
+    """`fallbacks` as `{type, value}`, kept as preferredTarget is."""
     batchIndex: int | None = None
     """The action's position in the batch `stepId`, when that step is a batch."""
 
@@ -428,6 +442,8 @@ def _suggestions(
                     f"last {best.payload.get('timestamp', '?')}"
                 ),
                 confidence=round(confidence, 3),
+                target=targets[0].as_arguments(),
+                fallbacks=[target.as_arguments() for target in targets[1:]],
                 preferredTarget=targets[0],
                 fallbackTargets=targets[1:],
                 batchIndex=best.batch_index,

@@ -256,7 +256,7 @@ BROWSER_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "click",
         "Click an element",
-        f"Click an element; {_TARGET}. Use it with the preferredTarget of a suggestion from "
+        f"Click an element; {_TARGET}. Use it with the target of a suggestion from "
         '{prefix}describe_screen, e.g. {"testId": "coin-overview-send"}.',
         schema_of(ClickInput),
         click,
@@ -291,8 +291,9 @@ BROWSER_TOOLS: tuple[ToolSpec, ...] = (
         "describe_screen",
         "Describe the screen",
         "The current screen, its testIds and accessibility nodes (refs e1, e2, …), and "
-        "priorKnowledge: what earlier agents did here (suggestedNextActions with a "
-        "preferredTarget, similarSteps, targets to avoid). Use it on every new screen.",
+        "priorKnowledge: what earlier agents did here (suggestedNextActions with a target to "
+        "pass to {prefix}click or {prefix}type as it is, similarSteps, targets to avoid). "
+        "Use it on every new screen.",
         schema_of(NoInput),
         describe_screen,
         DescribeResult,
