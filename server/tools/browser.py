@@ -315,8 +315,8 @@ BROWSER_TOOLS: tuple[ToolSpec, ...] = (
         "accessibility_snapshot",
         "Accessibility snapshot",
         "Buttons, links, fields, headings and alerts with role, name and a ref (e1, e2, …) to "
-        'target as {"a11yRef": "e3"}. Use it when elements have no testId; refs last until '
-        "the next snapshot.",
+        'target, e.g. {prefix}click {"a11yRef": "e3"}. Use it when elements have no testId; '
+        "refs last until the next snapshot.",
         schema_of(NoInput),
         accessibility_snapshot,
         SnapshotResult,

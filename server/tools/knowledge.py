@@ -152,7 +152,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Search prior knowledge",
         "Search what earlier agents did, across all sessions by default: steps (tool, screen, "
         "target, outcome) best first, with match evidence. Use it before exploring a screen or "
-        'flow, e.g. {"query": "send button", "filters": {"flowTag": "send"}}; page with offset '
+        'flow, e.g. {"query": "swap button", "filters": {"flowTag": "swap"}}; page with offset '
         "while hasMore.",
         schemas.SEARCH,
         search,
@@ -162,7 +162,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "knowledge_last",
         "Last steps",
         "The last n steps, oldest first, of the current session (default) or of any scope. Use "
-        'it to recall what just happened, e.g. after an error: {"n": 5}.',
+        "it to recall what just happened, e.g. after an error; every session's last failures: "
+        '{"n": 5, "scope": "all", "filters": {"ok": false}}.',
         schemas.LAST,
         last,
         StepList,
@@ -172,7 +173,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Summarize a session",
         "A session's recipe: screens visited, actions that worked, failures and how they were "
         "recovered. Use it on a session found with {prefix}knowledge_sessions, e.g. "
-        '{"scope": {"sessionId": "mm-…"}}.',
+        '{"scope": {"sessionId": "mm-mlfgj375-eoid2h"}}.',
         schemas.SUMMARIZE,
         summarize,
         SessionRecipe,
@@ -181,7 +182,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "knowledge_sessions",
         "List sessions",
         "Recent sessions, newest first, with goal, flowTags, tags, git branch and step counts. "
-        'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "send"}}.',
+        'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "swap"}}.',
         schemas.SESSIONS,
         sessions,
         SessionList,
@@ -192,8 +193,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "What happened before and after a step: its session's neighbouring steps in order "
         "(scope session) or every session's by time (scope all), with each session's goal, "
         "flowTags and length. Use it on a step id from a search result, for example "
-        '{"anchor": "mm-…/0007-mm_click", "before": 3, "after": 3}, or on the best hit of a '
-        'query: {"query": "confirm send"}.',
+        '{"anchor": "mm-mlfgj375-eoid2h/0051-mm_click", "before": 3, "after": 3}, or on the '
+        'best hit of a query: {"query": "confirm send"}.',
         schemas.TIMELINE,
         timeline,
         TimelineResult,
@@ -203,7 +204,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Where a step came from",
         "The session a step was recorded in (goal, flowTags, createdAt, stepCount) and how it "
         "was used since: created, or recalled by later sessions that followed it and "
-        'succeeded. Use it to judge a search result, for example {"stepId": "mm-…/0007-mm_click"}.',
+        "succeeded. Use it to judge a search result, for example "
+        '{"stepId": "mm-mlfgj375-eoid2h/0051-mm_click"}.',
         schemas.SESSION_CONTEXT,
         session_context,
         StepContext,
@@ -213,9 +215,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Mark a step superseded",
         "Mark a step that no longer works as recorded (the UI changed) so that search, last and "
         "priorKnowledge stop offering it: by the newer step that works instead, or with a "
-        'reason. Use it when a remembered target is gone, for example {"stepId": '
-        '"mm-old/0004-mm_click", "supersededBy": "mm-new/0006-mm_click"}. The decision is '
-        "stored as a file, the session's superseded.json.",
+        "reason. Use it when a remembered target is gone, for example "
+        '{"stepId": "mm-mlfgj375-eoid2h/0022-mm_click", "reason": "the button moved"}; the '
+        "decision is stored in the session's superseded.json.",
         schemas.SUPERSEDE,
         supersede,
         Superseded,
@@ -227,7 +229,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Groups of near-identical memories (steps, screen observations, sessions) with their "
         "counts, texts and example ids, largest first; texts naming different identifiers "
         "(token-1, token-2) never share a group. Use it to see what agents keep repeating, e.g. "
-        '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "send"}}.',
+        '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "swap"}}.',
         schemas.FIND_DUPLICATES,
         find_duplicates,
         DuplicateList,
