@@ -52,7 +52,7 @@ from engine.history import (
     suggestion_offers,
     with_recalls,
 )
-from engine.index import Superseded, SyncReport, ensure_index, rebuild, supersede_step
+from engine.index import Superseded, SyncReport, ensure_index, other_root, rebuild, supersede_step
 from engine.knowledge import KnowledgeEngine
 from engine.live import IndexStatus, LiveIndex, WriterLease
 from engine.read_cache import ReadCache
@@ -144,6 +144,7 @@ __all__ = [
     "is_secret",
     "labelled",
     "now_iso",
+    "other_root",
     "parse_time",
     "rebuild",
     "result_offers",

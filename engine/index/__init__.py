@@ -43,6 +43,7 @@ from engine.index.generations import (
     IndexWriter,
     embedded_by_other_model,
     encode_documents,
+    other_root,
     other_space,
 )
 from engine.index.indexer import SyncReport, ensure_index, prepare_session, rebuild, start_worker
@@ -154,6 +155,7 @@ __all__ = [
     "known_actions",
     "names_an_observation",
     "one_of",
+    "other_root",
     "other_space",
     "prepare_session",
     "rank_record",

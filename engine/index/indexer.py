@@ -37,6 +37,7 @@ from engine.index.generations import (
     IndexWriter,
     create_generation,
     encode_documents,
+    other_root,
 )
 from engine.index.integrity import GenerationCheck
 from engine.index.skips import record_skips
@@ -296,7 +297,7 @@ def rebuild(store: KnowledgeStore, base: Path, progress: ProgressFn | None = Non
     flags, the same documents in the same order, and the same results.
     """
     layout = IndexLayout(base)
-    generation = create_generation(layout)
+    generation = create_generation(layout, store.root)
     writer = IndexWriter(generation, reuse_vectors=layout.current())
     try:
         try:
@@ -382,12 +383,16 @@ def _reflag_encoded(encoded: str, decision: Supersession | None) -> str:
 def ensure_index(
     store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
 ) -> SyncReport:
-    """Sync the live generation, or build one when there is none, it is damaged (the report
-    says why in `rebuilt_because`) or its schema is stale."""
+    """Sync the live generation, or build one when there is none, it is damaged or built from
+    another root (the report says why in `rebuilt_because`) or its schema is stale."""
     layout = IndexLayout(base)
     current = layout.current()
     if current is None:
         return rebuild(store, base, progress)
+    if (held := other_root(base, store.root)) is not None:  # it is this root's index from now
+        report = rebuild(store, base, progress)
+        report.rebuilt_because = f"it held the index of another root, {held}"
+        return report
     try:
         GenerationCheck(current).verify(full=True)
         writer = IndexWriter(current)

@@ -27,6 +27,7 @@ from engine.index import (
     SkipLedger,
     SyncReport,
     embedded_by_other_model,
+    other_root,
     rebuild,
     report_damage,
     sync_sessions,
@@ -110,6 +111,8 @@ class LiveWriter:
         if current is not None and self._lease.took_from_stalled:
             # the stalled holder still holds Tantivy's writer lock on this generation
             reason = "the previous writer stopped making progress"
+        elif (held := other_root(self.layout.base, self.store.root)) is not None:
+            reason = f"it held the index of another root, {held}"
         elif current is not None:
             try:
                 self.health.verify(current)
