@@ -48,11 +48,13 @@ from engine.history import (
     Offers,
     PriorKnowledge,
     ScreenContext,
+    StepContext,
+    TimelineResult,
     result_offers,
     suggestion_offers,
     with_recalls,
 )
-from engine.index import SyncReport, ensure_index, rebuild, supersede_step
+from engine.index import Superseded, SyncReport, ensure_index, other_root, rebuild, supersede_step
 from engine.knowledge import KnowledgeEngine
 from engine.live import IndexStatus, LiveIndex, WriterLease
 from engine.read_cache import ReadCache
@@ -122,6 +124,7 @@ __all__ = [
     "SessionRecipe",
     "SessionsInput",
     "Settings",
+    "StepContext",
     "StepError",
     "StepInput",
     "StepList",
@@ -131,9 +134,11 @@ __all__ = [
     "Strict",
     "SummarizeInput",
     "SupersedeInput",
+    "Superseded",
     "SyncReport",
     "TestIdItem",
     "TimelineInput",
+    "TimelineResult",
     "ToolCall",
     "WriteFailed",
     "WriterLease",
@@ -143,6 +148,7 @@ __all__ = [
     "is_secret",
     "labelled",
     "now_iso",
+    "other_root",
     "parse_time",
     "rebuild",
     "result_offers",

@@ -115,7 +115,15 @@ class Arena:
         command, *args = knowhow_cmd()
         params = StdioServerParameters(
             command=command,
-            args=[*args, "serve", "--root", str(self.root), "--index", str(self.index)],
+            args=[
+                *args,
+                "serve",
+                "--root",
+                str(self.root),
+                "--index",
+                str(self.index),
+                "--create-root",
+            ],
             cwd=str(REPO),
             env=self.env,
         )
@@ -521,6 +529,7 @@ async def malformed_stdio(arena: Arena) -> Outcome:
 
 def malformed_stdio_sync(arena: Arena) -> Outcome:
     command = [*knowhow_cmd(), "serve", "--root", str(arena.root), "--index", str(arena.index)]
+    command.append("--create-root")
     with (arena.work / "server.log").open("a") as errlog:
         proc = subprocess.Popen(
             command,

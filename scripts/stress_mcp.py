@@ -89,6 +89,7 @@ async def server(run: Run) -> AsyncIterator[Client]:
     script = Path(sys.executable).with_name("knowhow")
     command = [str(script)] if script.exists() else [sys.executable, "-c", ENTRY]
     args = [*command[1:], "serve", "--root", str(run.root), "--index", str(run.index)]
+    args.append("--create-root")  # a fresh root for the run
     args += ["-vv"] if run.verbose else []
     params = StdioServerParameters(
         command=command[0],

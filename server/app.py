@@ -10,7 +10,6 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -23,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError, Result
+from server.arguments import objects_from_text
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
 from server.http_limits import backlog, bounded_protocol
@@ -33,6 +33,7 @@ from server.stdio import AnsweredReadStream
 from server.tools.browser import BROWSER_TOOLS
 from server.tools.knowledge import TOOLS
 from server.tools.spec import ToolSpec
+from server.version import knowhow_version
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +42,6 @@ INSTRUCTIONS = (
     "(all sessions by default; filter by flowTag). Pick a prior run with "
     "{prefix}knowledge_sessions and read its recipe with {prefix}knowledge_summarize."
 )
-
-
-def _version() -> str:
-    try:
-        return version("knowhow")
-    except PackageNotFoundError:
-        return "0"
 
 
 def success(result: Result) -> types.CallToolResult:
@@ -69,11 +63,18 @@ def _tool_result(body: dict[str, Any], *, is_error: bool) -> types.CallToolResul
 async def run_tool(
     tool: ToolSpec, state: ServerState, arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    """Call a handler and wrap its result or its KnowhowError in the envelope."""
+    """Call a handler and wrap its result or its KnowhowError in the envelope.
+
+    Anything else is a bug, but a client must still get an envelope it can read, never a
+    protocol error it cannot tell from a lost connection: its kind and message, the traceback
+    in the server's log (stderr)."""
     try:
-        result = await tool.handler(state, arguments)
+        result = await tool.handler(state, objects_from_text(arguments, tool.object_arguments))
     except KnowhowError as exc:
         return failure(exc)
+    except Exception as exc:
+        log.exception("%s failed unexpectedly", tool.name)
+        return failure(KnowhowError(f"unexpected {type(exc).__name__}: {exc} (see the server log)"))
     return success(result)
 
 
@@ -119,7 +120,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 
     return Server(
         "knowhow",
-        version=_version(),
+        version=knowhow_version(),
         instructions=INSTRUCTIONS.replace("{prefix}", prefix),
         lifespan=lifespan,
         on_list_tools=list_tools,

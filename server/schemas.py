@@ -19,6 +19,8 @@ from typing import Any
 Schema = dict[str, Any]
 
 KNOWLEDGE_SCOPE: Schema = {
+    "description": 'Whose steps: "all" sessions, the "current" session (the one this client '
+    'started), or one session: {"sessionId": "mm-…"}',
     "oneOf": [
         {"type": "string", "enum": ["current", "all"]},
         {
@@ -27,18 +29,36 @@ KNOWLEDGE_SCOPE: Schema = {
             "properties": {"sessionId": {"type": "string", "minLength": 4}},
             "required": ["sessionId"],
         },
-    ]
+    ],
 }
 
 KNOWLEDGE_FILTERS: Schema = {
+    "description": "Keep only steps that match every filter given (AND)",
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "flowTag": {"type": "string", "minLength": 1},
-        "tag": {"type": "string", "minLength": 1},
-        "screen": {"type": "string", "minLength": 1},
-        "sinceHours": {"type": "integer", "minimum": 1, "maximum": 720},
-        "gitBranch": {"type": "string", "minLength": 1},
+        "flowTag": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only sessions with this flowTag: send, swap, sign, connect, …",
+        },
+        "tag": {"type": "string", "minLength": 1, "description": "Only sessions with this tag"},
+        "screen": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only steps on this screen: home, send, swap, confirm-transaction, …",
+        },
+        "sinceHours": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 720,
+            "description": "Only sessions created in the last N hours",
+        },
+        "gitBranch": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only sessions recorded on this git branch",
+        },
         "ok": {"type": "boolean", "description": "Only steps that worked (true) or failed (false)"},
         "tool": {
             "type": "string",
@@ -99,8 +119,19 @@ def _knowledge(properties: Schema, required: list[str] | None = None) -> Schema:
 
 SEARCH: Schema = _knowledge(
     {
-        "query": {"type": "string", "minLength": 1, "maxLength": 200},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Words, identifiers (testIds, selectors) or a sentence; typos forgiven",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20,
+            "description": "Results per page",
+        },
         "scope": {**KNOWLEDGE_SCOPE, "default": "all"},
         "filters": KNOWLEDGE_FILTERS,
         "offset": {
@@ -155,7 +186,13 @@ SEARCH: Schema = _knowledge(
 
 LAST: Schema = _knowledge(
     {
-        "n": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+        "n": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 200,
+            "default": 20,
+            "description": "How many of the newest steps",
+        },
         "scope": {**KNOWLEDGE_SCOPE, "default": "current"},
         "filters": KNOWLEDGE_FILTERS,
         "includeSuperseded": {
@@ -183,7 +220,13 @@ SUMMARIZE: Schema = _knowledge(
 
 SESSIONS: Schema = _knowledge(
     {
-        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 10,
+            "description": "How many of the newest sessions",
+        },
         "filters": KNOWLEDGE_FILTERS,
     }
 )
@@ -217,7 +260,10 @@ TIMELINE: Schema = _knowledge(
     }
 )
 
-SESSION_CONTEXT: Schema = _knowledge({"stepId": _STEP_ID}, required=["stepId"])
+SESSION_CONTEXT: Schema = _knowledge(
+    {"stepId": {**_STEP_ID, "description": "The step, as a search result gives it"}},
+    required=["stepId"],
+)
 
 SUPERSEDE: Schema = _knowledge(
     {
@@ -258,7 +304,13 @@ FIND_DUPLICATES: Schema = _knowledge(
         },
         "filters": KNOWLEDGE_FILTERS,
         "includeSuperseded": _INCLUDE_SUPERSEDED,
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20,
+            "description": "Groups to return, largest first",
+        },
     }
 )
 
@@ -269,7 +321,13 @@ CLUSTER: Schema = _knowledge(
             "default": "step",
             "description": "step (actions), screen (observations) or session",
         },
-        "nClusters": {"type": "integer", "minimum": 2, "maximum": 50, "default": 5},
+        "nClusters": {
+            "type": "integer",
+            "minimum": 2,
+            "maximum": 50,
+            "default": 5,
+            "description": "How many clusters",
+        },
         "filters": KNOWLEDGE_FILTERS,
         "includeSuperseded": _INCLUDE_SUPERSEDED,
     }
@@ -291,7 +349,12 @@ START_SESSION: Schema = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "goal": {"type": "string", "minLength": 1, "maxLength": 500},
+        "goal": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "What this run is for, in a sentence: later agents search it",
+        },
         "flowTags": {
             **_TAGS,
             "description": "Flows this run covers: send, swap, connect, sign, onboarding, "
@@ -323,9 +386,10 @@ RECORD_STEP: Schema = {
     "properties": {
         "sessionId": {**_SESSION_ID, "description": "Default: the current session"},
         "timestamp": {"type": "string", "format": "date-time", "description": "Default: now"},
-        "schemaVersion": {"type": "integer", "enum": [1]},
+        "schemaVersion": {"type": "integer", "enum": [1], "description": "Default: 1"},
         "tool": {
             "type": "object",
+            "description": "The call you made: name (mm_click, …), input, target",
             "required": ["name"],
             "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": 128},
@@ -337,6 +401,7 @@ RECORD_STEP: Schema = {
         },
         "outcome": {
             "type": "object",
+            "description": "Whether it worked, and the error when not: {code, message}",
             "required": ["ok"],
             "properties": {
                 "ok": {"type": "boolean"},
@@ -351,27 +416,12 @@ RECORD_STEP: Schema = {
             "description": "What the screen showed after the step: state {currentScreen, "
             "currentUrl}, testIds [{testId, tag, text, visible}], a11y {nodes [{ref, role, name}]}",
         },
-        "labels": {"type": "array", "items": {"type": "string"}},
+        "labels": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Default: derived from the step (interaction, navigation, …)",
+        },
     },
 }
 
 STATUS: Schema = {"type": "object", "additionalProperties": False, "properties": {}}
-
-ENVELOPE: Schema = {
-    "type": "object",
-    "required": ["ok"],
-    "properties": {
-        "ok": {"type": "boolean"},
-        "result": {"type": "object"},
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-        },
-    },
-    "oneOf": [
-        {"properties": {"ok": {"const": True}}, "required": ["result"]},
-        {"properties": {"ok": {"const": False}}, "required": ["error"]},
-    ],
-}
-"""Every tool's output: `{"ok": true, "result": …}` or `{"ok": false, "error": {code, message}}`."""

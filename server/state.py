@@ -21,7 +21,6 @@ import anyio.to_thread
 
 from engine import (
     IndexStatus,
-    KnowhowError,
     KnowledgeEngine,
     KnowledgeStore,
     LiveIndex,
@@ -30,6 +29,7 @@ from engine import (
 )
 from server.browser.driver import BrowserDriver, load_screen_rules
 from server.conversations import Conversation, Conversations
+from server.index_status import index_status
 from server.settings import ServerSettings
 
 T = TypeVar("T")
@@ -87,19 +87,9 @@ class ServerState:
             raise WriteFailed.from_os_error(exc) from exc
 
     async def status(self) -> IndexStatus:
-        def run() -> IndexStatus:
-            status = self.live.status(self._fresh_counts, self.current_session)
-            try:
-                semantic = self.engine.semantic_status()
-            except KnowhowError:  # no index yet: status already says so
-                return status
-            return status.model_copy(update={"semantic": semantic})
-
-        return await anyio.to_thread.run_sync(run)
-
-    def _fresh_counts(self) -> dict[str, int]:
-        self.engine.refresh()
-        return self.engine.document_counts()
+        return await anyio.to_thread.run_sync(
+            partial(index_status, self.live, self.engine, self.current_session)
+        )
 
 
 @asynccontextmanager

@@ -1,7 +1,8 @@
 """Installing, as a new user meets it: `make` says which Python it needs before anything else,
 makes again a virtualenv an earlier attempt left with another Python, and `make run` installs
 what knowhow needs to run, not the developer tools; a plain `pip install .` on an old Python
-says knowhow needs Python 3.11.
+says knowhow needs Python 3.11. The distribution has a name of its own on PyPI (`knowhow` is
+another project's); the command stays `knowhow`.
 
 The Makefile is run with `VENV` pointed into a temporary folder, so the repository's own
 virtualenv is never touched.
@@ -11,6 +12,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -114,3 +117,13 @@ def test_pip_install_on_python_3_10_says_it_needs_3_11(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "knowhow needs Python >= 3.11" in done.stdout + done.stderr
+
+
+def test_the_distribution_has_a_name_of_its_own_and_the_command_stays_knowhow() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "knowhow-mcp"
+    assert project["scripts"] == {"knowhow": "server.cli:app"}
+    knowhow = Path(sys.executable).with_name("knowhow")
+    done = subprocess.run([str(knowhow), "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["knowhow", version("knowhow-mcp")]
+    assert "uvx --from git+" in (REPO / "README.md").read_text()  # running it without a clone

@@ -121,6 +121,17 @@ def check_around_confirm(output: dict[str, Any], _: str) -> None:
     assert [s["stepId"] for s in line["after"]] == [f"{SWAP_SESSION}/0052-mm_list_testids"]
 
 
+def check_status(output: dict[str, Any], _: str) -> None:
+    status = output["result"]
+    assert status["health"] == "ok" and status["sessionsOnDisk"] == 5
+    assert status["indexLag"]["pendingSessions"] == 0
+
+
+def check_client_command(output: dict[str, Any], _: str) -> None:
+    command = output["result"]["clients"]["claude-code"]["command"]
+    assert command.startswith(f"claude mcp add knowhow -- {KNOWHOW} serve --root /")
+
+
 def check_superseded(output: dict[str, Any], shown: str) -> None:
     result = output["result"]
     assert shown == f"{result['stepId']} superseded (…)"
@@ -171,6 +182,10 @@ def check_session_clusters(output: dict[str, Any], _: str) -> None:
 VAULT = '"open the vault with my secret" -k 3'
 CHECKS: dict[str, Callable[[Any, str], None]] = {
     "knowhow index": check_up_to_date,
+    "knowhow status": check_status,
+    "knowhow mcp-config --json | jq '.result.clients.\"claude-code\".command'": (
+        check_client_command
+    ),
     "knowhow reindex --json | jq '.result.sessionsIndexed'": check_rebuilt,
     'knowhow search "sned eth" --tag smoke --ok -k 3': check_typo_search,
     "knowhow search coin-overview-send --json | jq '.result.results[0].matchedFields'": (

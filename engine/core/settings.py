@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import orjson
+from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from analyzers import SynonymTable
@@ -26,12 +27,20 @@ class Settings(BaseSettings):
     KNOWHOW_SESSION    the current session for scope "current" (default: the newest session)
     """
 
-    model_config = SettingsConfigDict(env_prefix="KNOWHOW_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="KNOWHOW_", extra="ignore", validate_default=True)
 
     root: Path = DEFAULT_ROOT
     index: Path = DEFAULT_INDEX
     synonyms: Path | None = None
     session: str | None = None
+
+    @field_validator("root", "index")
+    @classmethod
+    def _absolute(cls, path: Path) -> Path:
+        """Resolved once, against the working directory at start-up: every later use (a file
+        URI, a watcher, a message naming the folder) sees the same absolute path. Links are
+        kept (`absolute`, not `resolve`): the root itself may be a link the user chose."""
+        return path.absolute()
 
     def synonym_table(self) -> SynonymTable:
         """The default synonyms plus those of KNOWHOW_SYNONYMS; a file that cannot be read or

@@ -87,9 +87,17 @@ class ScreenContext:
     (`engine.history.caution`)."""
 
 
+ActionTarget = dict[str, str | dict[str, str]]
+"""A target as the action tools take it: `{"testId": …}`, `{"selector": …}` or
+`{"a11yHint": {"role": …, "name": …}}`."""
+
+
 class PriorTarget(Result):
     type: str  # testId | selector | a11yHint
     value: str | dict[str, str]
+
+    def as_arguments(self) -> ActionTarget:
+        return {self.type: self.value}
 
 
 class SimilarStep(Result):
@@ -128,8 +136,14 @@ class SuggestedAction(Result):
     """knowhow's own words (numbers, never recorded text: that is in the data fields)."""
     confidence: float
     support: Support
+    target: ActionTarget
+    """Where to act, in the shape mm_click, mm_type and mm_wait_for take: pass it on as it is."""
+    fallbacks: list[ActionTarget] = field(default_factory=list)
+    """Other ways to the same element, best first, in the same shape."""
     preferredTarget: PriorTarget
+    """`target` as `{type, value}`: kept one more release for the agents that read it."""
     fallbackTargets: list[PriorTarget] = field(default_factory=list)
+    """`fallbacks` as `{type, value}`, kept as preferredTarget is."""
     batchIndex: int | None = None
     """The action's position in the batch `stepId`, when that step is a batch."""
     caution: Caution | None = None
@@ -459,6 +473,8 @@ def _suggestions(
                     sessions=sessions,
                     lastUsed=valid_time(last.payload.get("timestamp")),
                 ),
+                target=targets[0].as_arguments(),
+                fallbacks=[target.as_arguments() for target in targets[1:]],
                 preferredTarget=targets[0],
                 fallbackTargets=targets[1:],
                 batchIndex=best.batch_index,

@@ -44,6 +44,7 @@ from engine.index.generations import (
     IndexWriter,
     embedded_by_other_model,
     encode_documents,
+    other_root,
     other_space,
 )
 from engine.index.indexer import SyncReport, ensure_index, prepare_session, rebuild, start_worker
@@ -94,6 +95,7 @@ from engine.index.step_texts import (
 )
 from engine.index.supersede_decisions import (
     FactsLedger,
+    Superseded,
     decisions_lock,
     supersede,
     supersede_step,
@@ -134,6 +136,7 @@ __all__ = [
     "SkipLedger",
     "StepPayload",
     "StoreMappings",
+    "Superseded",
     "SyncReport",
     "all_of",
     "analyse_batch",
@@ -154,6 +157,7 @@ __all__ = [
     "known_actions",
     "names_an_observation",
     "one_of",
+    "other_root",
     "other_space",
     "prepare_session",
     "rank_record",

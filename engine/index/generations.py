@@ -163,9 +163,31 @@ class IndexLayout:
                 remove_unheld([g for g in self.generations() if g != live])
 
 
-def _write_meta(path: Path) -> None:
+def _write_meta(path: Path, root: Path) -> None:
     meta = {"schemaVersion": SCHEMA_VERSION, "engine": "knowhow", "tantivy": version("tantivy")}
+    meta["root"] = str(root.absolute())
     atomic_write(path / META_FILE, orjson.dumps(meta))
+
+
+def built_from(base: Path) -> Path | None:
+    """The knowledge root the live generation under `base` was built from; None when there is
+    none, or it was built before the root was recorded, or its meta file cannot be read now."""
+    generation = IndexLayout(base).current()
+    try:
+        meta = orjson.loads((generation / META_FILE).read_bytes()) if generation else None
+    except (OSError, ValueError):
+        return None
+    root = meta.get("root") if isinstance(meta, dict) else None
+    return Path(root) if isinstance(root, str) else None
+
+
+def other_root(base: Path, root: Path) -> Path | None:
+    """The root the index under `base` holds, when it is not `root` (the same folder reached
+    by another path is the same root); None when it is, or cannot be told."""
+    held = built_from(base)
+    if held is None or held.resolve() == root.resolve():
+        return None
+    return held
 
 
 def _check_meta(path: Path) -> None:
@@ -214,12 +236,13 @@ costs less CPU, for a larger doc store (compression sees less at a time); smalle
 faster (paired on two indexes of the same steps: `scripts/bench_search_ab.py`)."""
 
 
-def create_generation(layout: IndexLayout) -> Path:
-    """A new, empty generation with its meta file (not live until published)."""
+def create_generation(layout: IndexLayout, root: Path) -> Path:
+    """A new, empty generation of the files under `root`, with its meta file (not live until
+    published)."""
     path = layout.new_generation()
     tantivy.Index(build_schema(), str(path), reuse=False)
     _set_docstore_blocks(path, DOCSTORE_BLOCK_BYTES)
-    _write_meta(path)
+    _write_meta(path, root)
     Manifest(path).close()
     return path
 

@@ -38,6 +38,7 @@ from engine.index.generations import (
     IndexWriter,
     create_generation,
     encode_documents,
+    other_root,
 )
 from engine.index.integrity import GenerationCheck
 from engine.index.skips import record_skips
@@ -310,7 +311,7 @@ def rebuild(
     """
     layout = IndexLayout(base)
     with BuildLock(base).held(waiting):
-        generation = create_generation(layout)
+        generation = create_generation(layout, store.root)
         writer = IndexWriter(generation, reuse_vectors=layout.current())
         try:
             try:
@@ -396,12 +397,17 @@ def _reflag_encoded(encoded: str, decision: Supersession | None) -> str:
 def ensure_index(
     store: KnowledgeStore, base: Path, progress: ProgressFn | None = None
 ) -> SyncReport:
-    """Sync the live generation, or build one when there is none, it is damaged (the report
-    says why in `rebuilt_because`) or its schema is stale."""
+    """Sync the live generation, or build one when there is none, it is damaged or built from
+    another root (the report says why in `rebuilt_because`) or its schema is stale."""
     live = IndexLayout(base).held_current()  # held: no rebuild removes it while it is checked
     if live is None:
         return rebuild(store, base, progress)
     current, held = live
+    if (other := other_root(base, store.root)) is not None:  # it is this root's index from now
+        held.release()
+        report = rebuild(store, base, progress)
+        report.rebuilt_because = f"it held the index of another root, {other}"
+        return report
     try:
         with held.released_on_error():
             GenerationCheck(current, vectors=True).verify(full=True)

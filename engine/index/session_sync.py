@@ -220,7 +220,7 @@ def read_manifest(generation: Path | None) -> dict[str, str]:
     path = generation / MANIFEST_FILE if generation else None
     if path is None or not path.exists():
         return {}
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
     try:
         return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
     except sqlite3.Error:

@@ -27,6 +27,7 @@ from engine.index import (
     SkipLedger,
     SyncReport,
     embedded_by_other_model,
+    other_root,
     rebuild,
     sync_sessions,
     write_detected,
@@ -112,6 +113,8 @@ class LiveWriter:
                 if self._lease.took_from_stalled:
                     # the stalled holder still holds Tantivy's writer lock on this generation
                     reason = "the previous writer stopped making progress"
+                elif (other := other_root(self.layout.base, self.store.root)) is not None:
+                    reason = f"it held the index of another root, {other}"
                 else:
                     self.health.verify(generation)
                     return IndexWriter(generation)

@@ -36,9 +36,10 @@ def knowhow_command() -> list[str]:
 async def knowhow_stdio(
     root: Path, index: Path, errlog: Path, *extra: str, cwd: Path | None = None
 ) -> AsyncIterator[Client]:
-    """A `knowhow serve` subprocess on `root`/`index` and a connected MCP client."""
+    """A `knowhow serve` subprocess on `root`/`index` and a connected MCP client; a root that
+    does not exist yet is created (an agent's first run starts one)."""
     command, *args = knowhow_command()
-    serve = ["serve", "--root", str(root), "--index", str(index), *extra]
+    serve = ["serve", "--root", str(root), "--index", str(index), "--create-root", *extra]
     # The SDK starts servers with a minimal environment: knowhow's own settings (KNOWHOW_*, e.g.
     # a longer embedding timeout on a slow machine) are passed on; --root/--index still win.
     knowhow_env = {k: v for k, v in os.environ.items() if k.startswith("KNOWHOW_")}

@@ -34,12 +34,37 @@ def _absolute_url(value: str) -> str:
 
 
 class LaunchInput(Strict):
-    url: Annotated[str, Field(min_length=1, max_length=2000)] | None = None
-    extensionPath: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
-    goal: Annotated[str, Field(min_length=1, max_length=500)] | None = None
-    flowTags: Tags = Field(default_factory=list)
-    tags: Tags = Field(default_factory=list)
-    headless: Annotated[bool, Field(strict=True)] = True
+    url: (
+        Annotated[
+            str, Field(min_length=1, max_length=2000, description="The page to open (absolute)")
+        ]
+        | None
+    ) = None
+    extensionPath: (
+        Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1000,
+                description="An unpacked extension's folder (with manifest.json) to load",
+            ),
+        ]
+        | None
+    ) = None
+    goal: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=500, description="What this run is for, in a sentence"),
+        ]
+        | None
+    ) = None
+    flowTags: Tags = Field(
+        default_factory=list, description="Flows this run covers: send, swap, connect, …"
+    )
+    tags: Tags = Field(default_factory=list, description="Free-form tags, e.g. smoke")
+    headless: Annotated[
+        bool, Field(strict=True, description="false shows the browser window (needs a display)")
+    ] = True
 
     @field_validator("url")
     @classmethod
@@ -97,17 +122,27 @@ class TypeInput(TargetInput):
 
 
 class WaitForInput(TargetInput):
-    state: Literal["visible", "hidden", "attached", "detached"] = "visible"
+    state: Annotated[
+        Literal["visible", "hidden", "attached", "detached"],
+        Field(description="The state to wait for"),
+    ] = "visible"
     timeoutMs: TimeoutMs = WAIT_TIMEOUT_MS
 
 
 class ListTestIdsInput(Strict):
-    limit: Annotated[int, Field(ge=1, le=MAX_TEST_IDS, strict=True)] = MAX_TEST_IDS
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_TEST_IDS, strict=True, description="At most this many testIds")
+    ] = MAX_TEST_IDS
 
 
 class ScreenshotInput(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = "screen"
-    fullPage: Annotated[bool, Field(strict=True)] = False
+    name: Annotated[
+        str,
+        Field(pattern=r"^[A-Za-z0-9_-]{1,64}$", description="The PNG's name in the session folder"),
+    ] = "screen"
+    fullPage: Annotated[
+        bool, Field(strict=True, description="The whole page, not only what is visible")
+    ] = False
 
 
 class NoInput(Strict):

@@ -38,10 +38,28 @@ class HintInput(Strict):
 class TargetInput(Strict):
     """Exactly one way to find the element."""
 
-    testId: Annotated[str, Field(min_length=1, max_length=200)] | None = None
-    selector: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
-    a11yRef: Annotated[str, Field(pattern=r"^e[0-9]{1,5}$", description="e.g. e3")] | None = None
-    a11yHint: HintInput | None = None
+    testId: (
+        Annotated[str, Field(min_length=1, max_length=200, description="The data-testid")] | None
+    ) = None
+    selector: (
+        Annotated[
+            str, Field(min_length=1, max_length=1000, description="A Playwright/CSS selector")
+        ]
+        | None
+    ) = None
+    a11yRef: (
+        Annotated[
+            str,
+            Field(
+                pattern=r"^e[0-9]{1,5}$",
+                description="A ref of the latest accessibility snapshot, e.g. e3",
+            ),
+        ]
+        | None
+    ) = None
+    a11yHint: HintInput | None = Field(
+        default=None, description="The element with this ARIA role and exact accessible name"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "TargetInput":

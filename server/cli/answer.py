@@ -18,7 +18,15 @@ from typing import Any, NoReturn, TypeVar
 import orjson
 import typer
 
-from engine import KnowhowError, KnowledgeEngine, Result, Settings
+from engine import (
+    InvalidInput,
+    KnowhowError,
+    KnowledgeEngine,
+    NotFound,
+    Result,
+    Settings,
+    other_root,
+)
 from server.cli.options import Filters, IndexOpt, JsonOpt, RootOpt
 from server.cli.render import err
 from server.envelope import envelope
@@ -33,17 +41,34 @@ SHARED = (("root", RootOpt, None), ("index_dir", IndexOpt, None), ("as_json", Js
 
 
 def settings_for(root: Path | None, index: Path | None) -> Settings:
-    """The settings (environment, defaults) with --root and --index, when given, on top."""
-    settings = Settings()
-    updates: dict[str, Any] = {}
-    if root is not None:
-        updates["root"] = root
-    if index is not None:
-        updates["index"] = index
-    return settings.model_copy(update=updates)
+    """The settings (environment, defaults) with --root and --index, when given, on top; both
+    absolute from here on."""
+    given: dict[str, Any] = {"root": root, "index": index}
+    return Settings(**{key: value for key, value in given.items() if value is not None})
+
+
+def existing_root(settings: Settings) -> Path:
+    """The knowledge root; one that does not exist is an error naming it (indexing or
+    searching it would silently find nothing)."""
+    if not settings.root.is_dir():
+        raise NotFound(
+            f"knowledge root {settings.root} does not exist; pass --root (or KNOWHOW_ROOT) "
+            "with the folder that holds the session folders"
+        )
+    return settings.root
 
 
 def open_engine(settings: Settings, *, cache_searches: bool = True) -> KnowledgeEngine:
+    """The engine of a command that reads the index. A root that does not exist, or an index
+    built from another root, is refused: either would answer from files that are not there."""
+    existing_root(settings)
+    if (held := other_root(settings.index, settings.root)) is not None:
+        raise InvalidInput(
+            "root",
+            f"the index {settings.index} was built from {held}, not from {settings.root}: pass "
+            f"--index with this root's index, or build one with `knowhow index --root "
+            f"{settings.root} --index DIR`",
+        )
     return KnowledgeEngine(
         settings.root,
         settings.index,

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from engine import KnowledgeStore, SearchInput, Settings, ensure_index
 from server.cli.answer import open_engine, run, settings_for
 from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import out, progress, steps_table, sync_report
 from server.cli.serving import ports_free
+from server.client_configs import client_configs
 
 DEMO_QUERIES = (
     "send flow ETH to another account",
@@ -85,13 +87,17 @@ def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
         root=settings.root, index=settings.index, transport="http", port=port
     )
     knowhow = _how_to_run()
+    claude = client_configs(settings.root, settings.index)["clients"]["claude-code"]["command"]
     with demo_app(app_port) as app_url:
         out.print(
             f"\n[bold]MCP server[/bold]: http://127.0.0.1:{port}/mcp (streamable HTTP)\n"
-            f'  client config: {{"url": "http://127.0.0.1:{port}/mcp"}}\n'
-            f"  or over stdio: {knowhow} serve --root {settings.root} --index {settings.index}\n"
+            f'  client config while this runs: {{"url": "http://127.0.0.1:{port}/mcp"}}\n'
+            f"  over stdio, for Claude Code (the client starts the server itself):\n"
+            f"    {escape(claude)}\n"
+            f"  for Claude Desktop, Cursor and VS Code: {knowhow} mcp-config\n"
             f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo/demo_app/README.md);\n"
             f'  try mm_launch {{"url": "{app_url}", "flowTags": ["send"]}}, then '
-            "mm_describe_screen.\nCtrl-C stops both."
+            "mm_describe_screen.\nCtrl-C stops both.",
+            soft_wrap=True,
         )
         run_server(server_settings)

@@ -1,13 +1,14 @@
-"""Commands that build the index from the knowledge root: index (bring it up to date) and
-reindex (rebuild it into a new generation)."""
+"""Commands about the index of the knowledge root: index (bring it up to date), reindex
+(rebuild it into a new generation) and status (its health, as mm_knowledge_status says it)."""
 
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from engine import (
+    IndexStatus,
     KnowledgeStore,
-    NotFound,
+    LiveIndex,
     Settings,
     SyncReport,
     WriteFailed,
@@ -15,8 +16,9 @@ from engine import (
     ensure_index,
     rebuild,
 )
-from server.cli.answer import Answer, Call, answers
-from server.cli.render import err, out, progress, sync_report
+from server.cli.answer import Answer, Call, answers, existing_root
+from server.cli.render import cells_table, err, out, progress, sync_report
+from server.index_status import index_status
 
 
 @answers()
@@ -67,15 +69,41 @@ def waiting_for_another(index: Path) -> Callable[[int | None], None]:
     return tell
 
 
+@answers()
+def status(*, call: Call) -> Answer:
+    """The health of the index, as mm_knowledge_status reports it: documents, sessions, files
+    skipped and why, lag behind the files, the writer, the embedding model."""
+    engine = call.engine()
+    live = LiveIndex(knowledge_store(call.settings), call.settings.index, watch=False)
+    found = index_status(live, engine)
+    return found, partial(_show_status, found)
+
+
+def _show_status(found: IndexStatus) -> None:
+    lag, semantic = found.indexLag, found.semantic or {}
+    rows = [
+        ["health", found.health + (f" ({found.healthReason})" if found.healthReason else "")],
+        ["root", found.root],
+        ["index", f"{found.index} ({found.generation or 'no generation'})"],
+        ["documents", ", ".join(f"{n} {kind}" for kind, n in (found.documents or {}).items())],
+        ["sessions on disk", str(found.sessionsOnDisk)],
+        ["lag", f"{lag.pendingSessions} sessions, {lag.seconds:.0f} s" if lag else "-"],
+        ["skipped files", str(found.skippedCount)],
+        ["writer", f"pid {found.writerPid}" if found.writerPid else "none running"],
+    ]
+    if semantic:
+        degraded = semantic.get("degraded")
+        rows.append(["model", str(semantic.get("model")) + (f" ({degraded})" if degraded else "")])
+    if found.error:
+        rows.append(["error", found.error])
+    cells_table("index status", ["field", "value"], rows)
+    for skip in found.skipped:
+        err.print(f"skipped {skip}", markup=False)
+
+
 def knowledge_store(settings: Settings) -> KnowledgeStore:
-    """The knowledge root to index; a root that does not exist is an error naming it (indexing
-    it would silently find nothing)."""
-    if not settings.root.is_dir():
-        raise NotFound(
-            f"knowledge root {settings.root} does not exist; pass --root (or KNOWHOW_ROOT) "
-            "with the folder that holds the session folders"
-        )
-    return KnowledgeStore(settings.root)
+    """The knowledge root to index."""
+    return KnowledgeStore(existing_root(settings))
 
 
 def _writing(settings: Settings, build: Callable[[], SyncReport]) -> SyncReport:

@@ -28,6 +28,16 @@ TypeOpt = Annotated[
         "--type", help="step and/or screen (repeat; default both), or session (workflows) alone"
     ),
 ]
+ShowSupersededOpt = Annotated[
+    bool,
+    typer.Option("--include-superseded", help="Also show superseded steps, flagged, and why"),
+]
+MinSalienceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-salience", help="Only steps later sessions followed, at least this salient (0..1)"
+    ),
+]
 SupersededOpt = Annotated[
     bool, typer.Option("--include-superseded", help="Also count superseded steps")
 ]

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from engine import (
     KnownValues,
@@ -29,14 +28,16 @@ from server.cli.answer import Answer, Call, answers
 from server.cli.options import (
     SESSION_FILTERS,
     STEP_FILTERS,
+    MinSalienceOpt,
     MinSimOpt,
     ModeOpt,
     OneScopeOpt,
     ScopeOpt,
     SessionOpt,
+    ShowSupersededOpt,
     TypeOpt,
 )
-from server.cli.render import err, out, sessions_table, steps_table
+from server.cli.render import cells_table, err, out, sessions_table, steps_table
 
 
 def scope_of(value: str) -> str | dict[str, str]:
@@ -65,6 +66,8 @@ def search(
     mode: ModeOpt = "hybrid",
     min_similarity: MinSimOpt = None,
     types: TypeOpt = None,
+    include_superseded: ShowSupersededOpt = False,
+    min_salience: MinSalienceOpt = None,
     session: SessionOpt = None,
     *,
     call: Call,
@@ -72,6 +75,8 @@ def search(
     """Search steps of all sessions (or one scope), best first, with match evidence."""
     request_data = {"query": query, "limit": limit, "offset": offset, "filters": call.filters}
     request_data |= semantic_options(mode, min_similarity, types)
+    request_data |= {"includeSuperseded": include_superseded}
+    request_data |= {} if min_salience is None else {"minSalience": min_salience}
     request = validate(SearchInput, request_data | {"scope": scope_of(scope)})
     engine = call.engine()
     page = engine.search(request, current_session=call.current_session(engine, session))
@@ -104,12 +109,14 @@ def _show_known(known: KnownValues) -> None:
 def last(
     n: Annotated[int, typer.Option("-n")] = 20,
     scope: ScopeOpt = "current",
+    include_superseded: ShowSupersededOpt = False,
     session: SessionOpt = None,
     *,
     call: Call,
 ) -> Answer:
     """The last N steps of the current session (or of a scope), oldest first."""
-    request = validate(LastInput, {"n": n, "scope": scope_of(scope), "filters": call.filters})
+    request_data = {"n": n, "scope": scope_of(scope), "filters": call.filters}
+    request = validate(LastInput, request_data | {"includeSuperseded": include_superseded})
     engine = call.engine()
     steps = engine.last(request, current_session=call.current_session(engine, session))
     return steps, partial(_show_last, steps)
@@ -132,20 +139,16 @@ def sessions(
 
 
 def _show_sessions(found: SessionList) -> None:
-    table = Table(title=f"sessions ({found.total} in all)")
-    for column in ("session", "created", "flowTags", "tags", "git"):
-        table.add_column(column, no_wrap=True)
-    for column in ("goal", "steps", "failed"):
-        table.add_column(column, overflow="fold")
     launched = any(s.stateMode for s in found.sessions)
-    if launched:
-        table.add_column("launch", no_wrap=True)
+    rows = []
     for s in found.sessions:
         cells = [s.sessionId, s.createdAt, ", ".join(s.flowTags), ", ".join(s.tags)]
         cells += [_git(s.git), s.goal or "", str(s.stepCount), str(s.failedStepCount)]
         cells += [_launch(s.stateMode, s.fixturePreset)] if launched else []
-        table.add_row(*(escape(cell) for cell in cells))
-    out.print(table)
+        rows.append(cells)
+    columns = ["session", "created", "flowTags", "tags", "git", "goal", "steps", "failed"]
+    columns += ["launch"] if launched else []
+    cells_table(f"sessions ({found.total} in all)", columns, rows, whole=5)
 
 
 def _launch(state_mode: str | None, fixture_preset: str | None) -> str:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from engine import SessionMemory, StepSummary, SyncReport
 
@@ -25,31 +26,23 @@ def steps_table(
     """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
     the score and confidence columns appear only when the rows have them (search, not last);
     the screen is `acted on → ended on` when the two differ, as the match evidence names the
-    first."""
-    heading = escape(f"{title} ({total} in all{extra})")
+    first; a failed step's tool is marked ✗, a superseded one's `(superseded)`."""
+    heading = f"{title} ({total} in all{extra})"
     if not steps:
-        out.print(heading + (f": {escape(hint)}" if hint else ""))
+        out.print(escape(heading + (f": {hint}" if hint else "")))
         return
-    table = Table(title=heading, show_lines=False)
     scored = any(step.score is not None for step in steps)
-    table.add_column("#", no_wrap=True)
-    if scored:
-        table.add_column("score", no_wrap=True)
-        table.add_column("conf", no_wrap=True)
-    table.add_column("session / step", no_wrap=True)
-    table.add_column("tool", no_wrap=True)
-    table.add_column("screen", no_wrap=True)
-    table.add_column("snippet", overflow="fold")
+    columns = ["#", *(["score", "conf"] * scored), "session / step", "tool", "screen", "snippet"]
+    rows = []
     for rank, step in enumerate(steps, 1):
-        mark = "" if step.ok else " [red]✗[/red]"
+        tool = step.tool + ("" if step.ok else " ✗") + (" (superseded)" * bool(step.isSuperseded))
         screen = f"{step.onScreen} → {step.screen}" if step.onScreen else step.screen
         cells = [str(rank)]
         if scored:
             sure = f"{step.confidence:.2f}" if step.confidence is not None else ""
             cells += [f"{step.score:.1f}" if step.score is not None else "", sure]
-        cells += [step.stepId, escape(step.tool) + mark, escape(screen), escape(step.snippet)]
-        table.add_row(*cells)
-    out.print(table)
+        rows.append([*cells, step.stepId, tool, screen, step.snippet])
+    cells_table(heading, columns, rows, whole=len(columns) - 1)
     if hint:
         out.print(escape(hint))
 
@@ -59,39 +52,57 @@ def sessions_table(
 ) -> None:
     """A table of session results: the session, its goal, the screens it went through and
     the steps that matched; then the hint, if any."""
-    table = Table(title=escape(f"{title} ({total} sessions in all{extra})"), show_lines=False)
-    for column in ("#", "score", "conf", "session", "goal", "screens", "matched steps"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("#", "score", "session"))
-    for rank, row in enumerate(sessions, 1):
-        table.add_row(
-            str(rank),
-            f"{row.score:.2f}",
-            f"{row.confidence:.2f}" if row.confidence is not None else "",
-            row.sessionId,
-            escape(row.session.goal or ", ".join(row.session.flowTags)),
-            escape(" → ".join(row.screens)),
-            "\n".join(step.split("/", 1)[-1] for step in row.matchedSteps),
-        )
-    out.print(table)
+    cells_table(
+        f"{title} ({total} sessions in all{extra})",
+        ["#", "score", "conf", "session", "goal", "screens", "matched steps"],
+        [
+            [
+                str(rank),
+                f"{row.score:.2f}",
+                f"{row.confidence:.2f}" if row.confidence is not None else "",
+                row.sessionId,
+                row.session.goal or ", ".join(row.session.flowTags),
+                " → ".join(row.screens),
+                "\n".join(step.split("/", 1)[-1] for step in row.matchedSteps),
+            ]
+            for rank, row in enumerate(sessions, 1)
+        ],
+        whole=4,
+    )
     if hint:
         out.print(escape(hint))
 
 
-def cells_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    """A table of plain cells: long ones fold, the first column (a count or a type) never."""
+def cells_table(title: str, columns: list[str], rows: list[list[str]], whole: int = 1) -> None:
+    """Rows of plain cells. On a terminal, a table: the first `whole` columns never wrap, the
+    others fold, a ✗ is red. Read by a program or a pager, tab-separated lines instead: the
+    title as a `# ` line, the column names, a line per row (a tab or line break in a cell
+    becomes a space), so `cut`, `awk` or a spreadsheet read them and no line is padded."""
+    if not sys.stdout.isatty():
+        names = ["rank" if column == "#" else column for column in columns]
+        lines = [f"# {title}", *("\t".join(map(_plain, row)) for row in [names, *rows])]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
     table = Table(title=escape(title))
     for number, column in enumerate(columns):
-        table.add_column(column, overflow="fold", no_wrap=number == 0)
+        table.add_column(column, overflow="fold", no_wrap=number < whole)
     for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
+        cells = [Text(cell) for cell in row]
+        for cell in cells:
+            cell.highlight_words(["✗"], "red")
+        table.add_row(*cells)
     out.print(table)
+
+
+def _plain(cell: str) -> str:
+    return " ".join(cell.replace("\t", " ").splitlines())
 
 
 def sync_report(report: SyncReport) -> None:
     """What an index build did; a rebuild of a damaged index, every skipped file and every file
     read only in part (a warning) on stderr."""
     if report.rebuilt_because:
-        err.print(f"[yellow]the index was damaged[/yellow] ({report.rebuilt_because}): rebuilt")
+        err.print(f"[yellow]rebuilt the index[/yellow]: {escape(report.rebuilt_because)}")
     out.print(
         f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
         f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "

@@ -1,19 +1,25 @@
-"""`knowhow serve`: the knowledge and browser tools over MCP (stdio, or streamable HTTP).
+"""`knowhow serve`: the knowledge and browser tools over MCP (stdio, or streamable HTTP), and
+`knowhow mcp-config`: a client config that starts it, ready to paste.
 
-The server, the browser tools and the MCP SDK are imported when the command runs, so the
-other commands never load them.
+The server, the browser tools and the MCP SDK are imported when `serve` runs, so the other
+commands never load them.
 """
 
+import json
 import socket
+import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from engine import KnowhowError
+from engine import KnowhowError, NotFound
+from server.cli.answer import Answer, Call, answers, existing_root
 from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import err
+from server.client_configs import client_configs
 from server.gc_policy import settle_for_searching
 
 
@@ -46,6 +52,10 @@ def serve(
             help="Screen-detection rules (JSON) of the app under test; default MetaMask's",
         ),
     ] = None,
+    create_root: Annotated[
+        bool,
+        typer.Option("--create-root", help="Create the knowledge root when it does not exist"),
+    ] = False,
     verbose: Annotated[
         int, typer.Option("-v", "--verbose", count=True, help="-v info, -vv debug (stderr)")
     ] = 0,
@@ -67,11 +77,42 @@ def serve(
         settings.synonym_table()  # and so is a bad synonyms file
         if settings.transport == "http":
             ports_free({"--port": settings.port}, settings.host)
+        if create_root:
+            settings.root.mkdir(parents=True, exist_ok=True)
+        elif not settings.root.is_dir():  # never an empty root made where a client happens to run
+            raise NotFound(
+                f"knowledge root {settings.root} does not exist; pass --root with the folder "
+                "that holds the session folders (absolute: a client starts the server in a "
+                "folder of its own), or --create-root to start an empty one there"
+            )
         settle_for_searching()
         run_server(settings, verbose)
-    except (ValidationError, UnsafeBinding, InvalidScreenRules, KnowhowError) as exc:
+    except KnowhowError as exc:
+        err.print("[red]cannot serve[/red]:", escape(f"{exc.code}: {exc.message}"))
+        raise typer.Exit(2) from None
+    except (ValidationError, UnsafeBinding, InvalidScreenRules) as exc:
         err.print("[red]cannot serve[/red]:", escape(str(exc)))
         raise typer.Exit(2) from None
+
+
+@answers()
+def mcp_config(*, call: Call) -> Answer:
+    """Print MCP client configs that start `knowhow serve` on this root and index, with
+    absolute paths, ready to paste: Claude Code, Claude Desktop, Cursor, VS Code."""
+    configs = client_configs(existing_root(call.settings), call.settings.index)
+    return configs, partial(_show_configs, configs)
+
+
+def _show_configs(configs: dict[str, Any]) -> None:
+    """Each client's config as a JSON block of its own (copy it whole), where it goes, and the
+    command that adds it to Claude Code."""
+    lines = []
+    for client in configs["clients"].values():
+        lines += ["", f"{client['title']}: in {client['file']}"]
+        if "command" in client:
+            lines += [f"  or run: {client['command']}"]
+        lines += [json.dumps(client["config"], indent=2)]
+    sys.stdout.write("\n".join(lines[1:]) + "\n")
 
 
 def ports_free(ports: dict[str, int], host: str = "127.0.0.1") -> None:

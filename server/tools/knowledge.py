@@ -10,17 +10,27 @@ from typing import Any
 
 from engine import (
     ClusterInput,
+    ClusterList,
+    DuplicateList,
     DuplicatesInput,
+    IndexStatus,
     LastInput,
     NoActiveSession,
     NotFound,
     Result,
     SearchInput,
+    SearchPage,
+    SessionList,
+    SessionRecipe,
     SessionsInput,
+    StepContext,
     StepInput,
+    StepList,
     SummarizeInput,
+    Superseded,
     SupersedeInput,
     TimelineInput,
+    TimelineResult,
     now_iso,
     result_offers,
     session_dir,
@@ -150,36 +160,41 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Search prior knowledge",
         "Search what earlier agents did, across all sessions by default: steps (tool, screen, "
         "target, outcome) best first, with match evidence. Use it before exploring a screen or "
-        'flow, e.g. {"query": "send button", "filters": {"flowTag": "send"}}; page with offset '
+        'flow, e.g. {"query": "swap button", "filters": {"flowTag": "swap"}}; page with offset '
         "while hasMore.",
         schemas.SEARCH,
         search,
+        SearchPage,
     ),
     ToolSpec(
         "knowledge_last",
         "Last steps",
         "The last n steps, oldest first, of the current session (default) or of any scope. Use "
-        'it to recall what just happened, e.g. after an error: {"n": 5}.',
+        "it to recall what just happened, e.g. after an error; every session's last failures: "
+        '{"n": 5, "scope": "all", "filters": {"ok": false}}.',
         schemas.LAST,
         last,
+        StepList,
     ),
     ToolSpec(
         "knowledge_summarize",
         "Summarize a session",
         "A session's recipe: screens visited, actions that worked, failures and how they were "
         "recovered. Use it on a session found with {prefix}knowledge_sessions, e.g. "
-        '{"scope": {"sessionId": "mm-…"}}; a long session comes 500 steps at a time (pass '
-        "its nextOffset as offset while truncated).",
+        '{"scope": {"sessionId": "mm-mlfgj375-eoid2h"}}; a long session comes 500 steps at a '
+        "time (pass its nextOffset as offset while truncated).",
         schemas.SUMMARIZE,
         summarize,
+        SessionRecipe,
     ),
     ToolSpec(
         "knowledge_sessions",
         "List sessions",
         "Recent sessions, newest first, with goal, flowTags, tags, git branch and step counts. "
-        'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "send"}}.',
+        'Use it to find an earlier run of your flow, e.g. {"filters": {"flowTag": "swap"}}.',
         schemas.SESSIONS,
         sessions,
+        SessionList,
     ),
     ToolSpec(
         "knowledge_timeline",
@@ -187,30 +202,34 @@ TOOLS: tuple[ToolSpec, ...] = (
         "What happened before and after a step: its session's neighbouring steps in order "
         "(scope session) or every session's by time (scope all), with each session's goal, "
         "flowTags and length. Use it on a step id from a search result, for example "
-        '{"anchor": "mm-…/0007-mm_click", "before": 3, "after": 3}, or on the best hit of a '
-        'query: {"query": "confirm send"}.',
+        '{"anchor": "mm-mlfgj375-eoid2h/0051-mm_click", "before": 3, "after": 3}, or on the '
+        'best hit of a query: {"query": "confirm send"}.',
         schemas.TIMELINE,
         timeline,
+        TimelineResult,
     ),
     ToolSpec(
         "knowledge_session_context",
         "Where a step came from",
         "The session a step was recorded in (goal, flowTags, createdAt, stepCount) and how it "
         "was used since: created, or recalled by later sessions that followed it and "
-        'succeeded. Use it to judge a search result, for example {"stepId": "mm-…/0007-mm_click"}.',
+        "succeeded. Use it to judge a search result, for example "
+        '{"stepId": "mm-mlfgj375-eoid2h/0051-mm_click"}.',
         schemas.SESSION_CONTEXT,
         session_context,
+        StepContext,
     ),
     ToolSpec(
         "knowledge_supersede",
         "Mark a step superseded",
         "Mark a step that no longer works as recorded (the UI changed) so that search, last and "
         "priorKnowledge stop offering it: by the newer step that works instead, or with a "
-        'reason. Use it when a remembered target is gone, for example {"stepId": '
-        '"mm-old/0004-mm_click", "supersededBy": "mm-new/0006-mm_click"}. The decision is '
-        "stored as a file, the session's superseded.json.",
+        "reason. Use it when a remembered target is gone, for example "
+        '{"stepId": "mm-mlfgj375-eoid2h/0022-mm_click", "reason": "the button moved"}; the '
+        "decision is stored in the session's superseded.json.",
         schemas.SUPERSEDE,
         supersede,
+        Superseded,
         read_only=False,
     ),
     ToolSpec(
@@ -219,9 +238,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Groups of near-identical memories (steps, screen observations, sessions) with their "
         "counts, texts and example ids, largest first; texts naming different identifiers "
         "(token-1, token-2) never share a group. Use it to see what agents keep repeating, e.g. "
-        '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "send"}}.',
+        '{"types": ["step"], "similarityThreshold": 0.95, "filters": {"flowTag": "swap"}}.',
         schemas.FIND_DUPLICATES,
         find_duplicates,
+        DuplicateList,
     ),
     ToolSpec(
         "knowledge_cluster",
@@ -231,6 +251,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         'common patterns, e.g. {"type": "step", "nClusters": 5}.',
         schemas.CLUSTER,
         cluster,
+        ClusterList,
     ),
     ToolSpec(
         "knowledge_start_session",
@@ -239,6 +260,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "session. Call it once at the start of a run when your harness drives the browser itself.",
         schemas.START_SESSION,
         start_session,
+        SessionStarted,
         read_only=False,
     ),
     ToolSpec(
@@ -249,6 +271,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "recovery-phrase fields is stored as [REDACTED].",
         schemas.RECORD_STEP,
         record_step,
+        StepRecorded,
         read_only=False,
     ),
     ToolSpec(
@@ -259,5 +282,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         "missing or stale.",
         schemas.STATUS,
         status,
+        IndexStatus,
     ),
 )

@@ -11,6 +11,8 @@ from mcp import types
 
 from engine import Result
 from server import schemas
+from server.arguments import object_properties
+from server.output_schemas import output_schema
 from server.state import ServerState
 
 Handler = Callable[[ServerState, dict[str, Any]], Awaitable[Result]]
@@ -24,9 +26,16 @@ class ToolSpec:
     description: str
     input_schema: schemas.Schema
     handler: Handler
+    result: type[Result]
+    """What the handler returns: the tool's declared `outputSchema` is generated from it."""
     read_only: bool = True
     open_world: bool = False
     """True for tools that act on a web page (the browser tools)."""
+
+    @property
+    def object_arguments(self) -> frozenset[str]:
+        """The arguments a client may send as JSON text (`server.arguments`)."""
+        return object_properties(self.input_schema)
 
     def describe(self, prefix: str) -> types.Tool:
         return types.Tool(
@@ -34,7 +43,7 @@ class ToolSpec:
             title=self.title,
             description=self.description.replace("{prefix}", prefix),
             input_schema=self.input_schema,
-            output_schema=schemas.ENVELOPE,
+            output_schema=output_schema(self.result),
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,

@@ -12,7 +12,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    return tmp_path / "llm-knowledge"
+    """An empty knowledge root (`knowhow serve` refuses one that does not exist)."""
+    path = tmp_path / "llm-knowledge"
+    path.mkdir()
+    return path
 
 
 @pytest.fixture

@@ -140,10 +140,25 @@ BROWSER_TOOLS = {
 }
 
 
+def without_descriptions(node: Any) -> Any:
+    """A schema without its `description`s (documentation we add; every property has one)."""
+    if isinstance(node, list):
+        return [without_descriptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: without_descriptions(value)
+        for key, value in node.items()
+        if not (key == "description" and isinstance(value, str))
+    }
+
+
 def check_knowledge_schema(name: str, served: dict[str, Any]) -> None:
-    """`served` is §5's schema for `name`, definitions inlined, plus additive properties only."""
+    """`served` is §5's schema for `name`, definitions inlined, plus additive properties only
+    (and descriptions)."""
+    served = without_descriptions(served)
     assert "$ref" not in json.dumps(served) and "definitions" not in served
-    spec = inline_refs(SPEC_TOOLS[name], SPEC_DEFINITIONS)
+    spec = without_descriptions(inline_refs(SPEC_TOOLS[name], SPEC_DEFINITIONS))
     extra_props = set(served["properties"]) - set(spec["properties"])
     assert extra_props == ADDITIVE_PROPERTIES.get(name, set()), extra_props
     properties = dict(served["properties"])

@@ -186,7 +186,12 @@ def test_valid_targets_and_launches() -> None:
 def test_schemas_are_generated_without_noise() -> None:
     schema = schema_of(ClickInput)
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["testId"] == {"type": "string", "minLength": 1, "maxLength": 200}
+    assert schema["properties"]["testId"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "description": "The data-testid",
+    }
     text = orjson.dumps(schema).decode()
     assert '"title"' not in text and '"null"' not in text
 

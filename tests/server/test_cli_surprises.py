@@ -137,7 +137,8 @@ def test_piped_tables_keep_every_step_id_whole(cli: Any) -> None:
 
 
 def header(text: str) -> str:
-    return next(line for line in text.splitlines() if "session" in line and "┃" in line)
+    """The column names (piped output: the tab-separated line after the `# title`)."""
+    return next(line for line in text.splitlines() if "session" in line and "\t" in line)
 
 
 def test_last_has_no_score_column_and_search_has_one(cli: Any) -> None:
