@@ -140,7 +140,7 @@ class Arena:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
         command = [*knowhow_cmd(), "serve", "--root", str(self.root), "--index", str(self.index)]
-        command += ["--transport", "http", "--port", str(port)]
+        command += ["--create-root", "--transport", "http", "--port", str(port)]
 
         def limit() -> None:
             if open_files is not None:
@@ -1521,7 +1521,8 @@ async def shared_http_server(arena: Arena) -> Outcome:
     """Agent A starts a session on an HTTP server shared with 300 other clients (the server's
     default session, KNOWHOW_SESSION, set); then A records without `sessionId`, and a request of
     the stateless 2026 protocol carrying A's `mcp-session-id` records without one too. A step
-    must never land in a session its caller did not start or name."""
+    must never land in a session its caller did not start or name: A's in its own, the 2026
+    request's not in A's (a client that started none records into the default session)."""
     default = "mm-shared-default"
     server = arena.http_server(KNOWHOW_SESSION=default)
     seen: list[str] = []
@@ -1545,16 +1546,14 @@ async def shared_http_server(arena: Arena) -> Outcome:
                 await brief_client(others, server)
         answer = await arena.call(agent, "mm_knowledge_record_step", step)
         went = answer["result"]["sessionId"] if answer["ok"] else answer["error"]["code"]
+    named = {own: "A's session", default: "the default session"}
     return arena.verdict(
         None,
         0,
         (went == own, f"A's step after 300 other clients went to {went}"),
-        (
-            intruded not in (own, default),
-            f"a 2026 request with A's header recorded into {intruded}",
-        ),
-        note=f"A's step after 300 other clients: {'own session' if went == own else went}; "
-        f"2026 request with A's header: {intruded}",
+        (intruded != own, "a 2026 request with A's header recorded into A's session"),
+        note=f"A's step after 300 other clients: {named.get(went, went)}; "
+        f"2026 request with A's header: {named.get(intruded, intruded)}",
         needs_recovery=False,
     )
 
