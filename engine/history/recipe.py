@@ -41,9 +41,9 @@ from engine.records import (
 SILENT_TOOLS = DISCOVERY_TOOLS | READING_TOOLS | {"launch", "screenshot", "cleanup"}
 """Tools that only look or read: a recipe leaves them out (set-up tools stay: a recipe must
 set the test up as the session did)."""
-SUMMARY_STEPS = 500
+SUMMARY_STEPS = 200
 """Steps a summary covers at most: a longer session is summarized a page at a time."""
-CONTEXT_STEPS = 50
+CONTEXT_STEPS = 30
 """Steps read before a page to set its scene (the screen and the refs its first steps used)."""
 STOPPED_NOTE = (
     "worked up to an unknown step: the batch stopped at its first failure and its record does "

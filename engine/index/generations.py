@@ -35,10 +35,11 @@ from engine.embedding import (
     embedder_for,
     read_space,
 )
+from engine.index.clauses import all_of, count, term
 from engine.index.doc_store_pages import StoreMappings, store_files
 from engine.index.generation_locks import BuildLock, GenerationHold, remove_unheld
 from engine.index.integrity import TANTIVY_META
-from engine.index.schema import SCHEMA_VERSION, build_schema
+from engine.index.schema import DOC_STEP, SCHEMA_VERSION, build_schema
 from engine.index.step_texts import EMBED_TEXTS
 
 CURRENT_FILE = "CURRENT"
@@ -372,6 +373,15 @@ class Manifest:
         """Every session's supersede facts (`engine.records.supersede.SessionFacts`, encoded)."""
         return dict(self.conn.execute("SELECT session_id, data FROM facts").fetchall())
 
+    def session(self, session_id: str) -> tuple[str, bytes] | None:
+        """One session's signature and supersede facts (None when it is not indexed)."""
+        row = self.conn.execute(
+            "SELECT s.signature, f.data FROM sessions s JOIN facts f USING (session_id) "
+            "WHERE s.session_id = ?",
+            (session_id,),
+        ).fetchone()
+        return (str(row[0]), bytes(row[1])) if row else None
+
     def apply(
         self, upserts: dict[str, str], deletes: Iterable[str], facts: dict[str, bytes]
     ) -> None:
@@ -451,6 +461,13 @@ class IndexWriter:
         self._pending_deletes.add(session_id)
         self._pending_upserts.pop(session_id, None)
         self._pending_facts.pop(session_id, None)
+
+    def indexed_steps(self, session_id: str) -> int:
+        """How many step documents of the session the last commit holds."""
+        self.index.reload()
+        schema = self.index.schema
+        query = all_of(term(schema, "doc_type", DOC_STEP), term(schema, "session_id", session_id))
+        return count(self.index.searcher(), query)
 
     def delete_step(self, step_id: str) -> None:
         self.writer.delete_documents_by_term("step_id", step_id)

@@ -10,6 +10,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,20 @@ from engine.records import (
     LoadedStep,
     SessionFacts,
     SessionMetadata,
+    files_signature,
     follows,
     list_session,
+    name_order,
     step_id_for,
     step_warnings,
     steps_in_order,
 )
 
 APPEND_CACHE_SESSIONS = 4096
+SEED_NEW_FILES = 8
+"""New step files a session indexed before this writer's tenure may have gained (`seeded`)."""
+SEED_LOOKBACK = 200
+"""Latest steps replayed to know the session as the agent saw it (`seeded`)."""
 
 
 # -- indexing sessions ---------------------------------------------------------------------
@@ -160,6 +167,63 @@ def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> In
     )
 
 
+def seeded(
+    store: KnowledgeStore, writer: IndexWriter, session_id: str, listing: Listing
+) -> IndexedSession | None:
+    """The cache entry of a session indexed before this writer's tenure, rebuilt without
+    indexing it again: a new step of a long session costs what the step costs, not what the
+    session does (scripts/adversary.py's 50,000-step attack measures it).
+
+    The index holds the session's files but its newest few (`SEED_NEW_FILES`) when the
+    manifest's signature is that of those files (`files_signature`); the context after its
+    last indexed step is replayed from its latest `SEED_LOOKBACK` steps, which must show an
+    accessibility snapshot and testIds (what a context keeps of earlier steps) unless they are
+    all of it. Anything else (names whose order needs the records' times, a hidden or
+    unreadable entry, a file that cannot be read) is None: the session is indexed whole."""
+    indexed = writer.manifest.session(session_id)
+    meta, _ = store.read_metadata(session_id)
+    if indexed is None or meta is None or listing.meta_sig is None or listing.unreadable:
+        return None
+    signature, facts = indexed
+    sign = partial(files_signature, listing.meta_sig, listing.decisions_sig)
+    order = name_order(list(listing.files))
+    if order is None or sign(listing.files) != listing.signature:
+        return None
+    steps = writer.indexed_steps(session_id)
+    for new in dict.fromkeys([len(order) - steps, *range(1, SEED_NEW_FILES + 1)]):
+        if not 0 < new <= SEED_NEW_FILES:
+            continue
+        files = {name: listing.files[name] for name in order[: len(order) - new]}  # in order
+        if sign(files) != signature:
+            continue
+        context = _context_after(store, session_id, list(files))
+        if context is None:
+            return None
+        known = SessionFacts.decode(session_id, facts)
+        return IndexedSession(
+            listing.meta_sig, listing.decisions_sig, files, context, steps, meta, known
+        )
+    return None
+
+
+def _context_after(
+    store: KnowledgeStore, session_id: str, names: list[str]
+) -> SessionContext | None:
+    """The session as the agent saw it after the step file `names[-1]`, replayed from its
+    latest steps (None when they cannot tell it: see `seeded`)."""
+    context, snapshot, shown = SessionContext(), False, False
+    for name in names[-SEED_LOOKBACK:]:
+        try:
+            record = context.see(store.read_step(session_id, name))
+        except (OSError, ValueError, ValidationError):
+            return None
+        snapshot |= bool(record.observation.a11y.nodes)
+        shown |= bool(record.observation.testIds)
+        context.advance(record)
+    whole = len(names) <= SEED_LOOKBACK
+    return context if whole or (snapshot and shown) else None
+
+
 def tail_documents(
     known: IndexedSession, steps: list[LoadedStep]
 ) -> tuple[list[dict[str, Any]], SessionContext, SessionFacts]:
@@ -179,10 +243,10 @@ def _append(
     report: LiveReport,
 ) -> bool:
     """Index only the new step files of a session, if that is all that changed."""
-    known = cache.get(session_id)
+    listing = list_session(store.root, session_id)
+    known = cache.get(session_id) or seeded(store, writer, session_id, listing)
     if known is None:
         return False
-    listing = list_session(store.root, session_id)
     files = listing.files
     if listing.meta_sig != known.meta_sig or listing.decisions_sig != known.decisions_sig:
         return False

@@ -10,6 +10,7 @@ session (launch, unlock, observe) above the steps that did the thing asked
 (`scripts/bench_quality.py`; docs/architecture.md, engine/meaning/).
 """
 
+import atexit
 import logging
 import os
 import queue
@@ -271,9 +272,13 @@ def text_weights(vectors: VectorReader, observing: bool = False) -> Vectors:
     return known[2] if observing else known[1]
 
 
-_jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
+_jobs: "queue.SimpleQueue[Callable[[], None] | None]" = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
+EXIT_WAIT_S = 5.0
+"""How long a process that ends waits for the model run its embedding thread is in: a run
+torn down by the interpreter's exit aborts the process ("terminate called without an active
+exception"), e.g. a query embedded early for a search that then answered by keywords."""
 
 
 def _ensure_worker() -> None:
@@ -286,8 +291,18 @@ def _ensure_worker() -> None:
 
 
 def _embed_jobs() -> None:
-    while True:
-        _jobs.get()()
+    while (job := _jobs.get()) is not None:
+        job()
+
+
+@atexit.register
+def _finish_at_exit() -> None:
+    """Let the embedding thread finish what it runs before the interpreter goes (its jobs
+    queued before this one run first: a cancelled one returns at once)."""
+    worker = _worker
+    if worker is not None and worker.is_alive():
+        _jobs.put(None)
+        worker.join(EXIT_WAIT_S)
 
 
 @cache

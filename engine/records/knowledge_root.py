@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -198,6 +198,18 @@ def list_session(root: Path, session_id: str) -> Listing:
     return Listing(
         meta_sig, decisions_sig, files, signer.hexdigest(), unreadable, signer.content_hexdigest()
     )
+
+
+def files_signature(
+    meta: FileSig | None, decisions: FileSig | None, files: Mapping[str, FileSig]
+) -> str:
+    """The `Listing.signature` of a session folder holding exactly these step files (and no
+    hidden or unreadable entries): what an index built from them recorded."""
+    signer = _Signer()
+    _sign_folder_files(signer, meta, decisions)
+    for name in sorted(files):
+        signer.file(name, files[name])
+    return signer.hexdigest()
 
 
 def _sign_folder_files(signer: _Signer, meta: FileSig | None, decisions: FileSig | None) -> None:
@@ -453,18 +465,22 @@ class KnowledgeStore:
         return loaded
 
     def _load_steps(self, loaded: LoadedSession, signer: _Signer, only: set[str]) -> None:
-        """Read the session's step files (those named in `only`, when given) into `loaded`;
-        unreadable ones become Skips. Every `.json` entry read is signed: a file read by the
-        `fstat` of what was read, any other entry (hidden, not UTF-8, unreadable) by its
-        `lstat`, as `list_session` signs it."""
+        """Read the session's step files (only those named in `only`, when given: a page of
+        a long session, read without listing the folder again) into `loaded`; unreadable ones
+        become Skips. Every `.json` entry read is signed: a file read by the `fstat` of what
+        was read, any other entry (hidden, not UTF-8, unreadable) by its `lstat`, as
+        `list_session` signs it."""
         directory = self.root / loaded.session_id / STEPS_DIR
         try:
             with self.folder(loaded.session_id, STEPS_DIR) as folder:
+                if only:
+                    for name in sorted(only):
+                        self._load_step(loaded, folder, name)
+                    loaded.steps = steps_in_order(loaded.steps)
+                    return
                 for entry in _json_entries(folder):
-                    if only and entry.name not in only:
-                        continue
                     hidden = entry.name.startswith(".")
-                    sig = None if hidden else self._load_step(loaded, folder, entry)
+                    sig = None if hidden else self._load_step(loaded, folder, entry.name)
                     if sig is None:
                         try:
                             st = entry.stat(follow_symlinks=False)
@@ -479,12 +495,9 @@ class KnowledgeStore:
             loaded.skipped.append(Skip(str(directory), exc.reason))
         loaded.steps = steps_in_order(loaded.steps)
 
-    def _load_step(
-        self, loaded: LoadedSession, folder: int, entry: os.DirEntry[str]
-    ) -> FileSig | None:
+    def _load_step(self, loaded: LoadedSession, folder: int, name: str) -> FileSig | None:
         """Read one entry of the open `steps/` folder into `loaded` (or a Skip); the signature
         of the file read, None when nothing was read."""
-        name = entry.name
         if not is_readable_name(name):
             path = printable_path(self._step_path(loaded, name))
             loaded.skipped.append(Skip(path, "file name is not valid UTF-8"))

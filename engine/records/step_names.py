@@ -36,23 +36,26 @@ NEITHER = (
 
 def name_form(name: str) -> Form | None:
     """The form of a step file name (with or without `.json`); None for neither."""
-    stem = name.removesuffix(".json")
-    if STAMPED.fullmatch(stem):
-        return "stamped"
-    if NUMBERED.fullmatch(stem):
-        return "numbered"
-    return None
+    return _read(name)[0]
 
 
 def _place(name: str) -> tuple[int, str]:
     """Where a name puts its step within its form: a numbered name by its number, a stamped
     one by its stamp, one of neither form by its name; never by the tool after them."""
+    return _read(name)[1]
+
+
+def _read(name: str) -> tuple[Form | None, tuple[int, str]]:
+    """A name's form and place. String operations first, a pattern only for what may be
+    stamped: a long session's names are all read to order one page of it."""
     stem = name.removesuffix(".json")
-    if match := STAMPED.fullmatch(stem):
-        return 0, match.group(1)
-    if match := NUMBERED.fullmatch(stem):
-        return int(match.group(1)), ""
-    return 0, stem
+    head, dash, rest = stem.partition("-")
+    if dash and head.isdecimal() and rest[:1].isascii() and "\n" not in rest:
+        if rest[:1].isalpha() or rest[:1] == "_":
+            return "numbered", (int(head), "")
+        if len(head) == 8 and (match := STAMPED.fullmatch(stem)):
+            return "stamped", (0, match.group(1))
+    return None, (0, stem)
 
 
 def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], int]) -> list[T]:
@@ -74,10 +77,10 @@ def name_order(names: Sequence[str]) -> list[str] | None:
     """The step files `names` of a session in step order when their names alone tell it (all
     of one form; names at one place by name); None when the records' times are needed (the
     forms mixed, or a name of neither form)."""
-    forms = {name_form(n) for n in names}
-    if len(forms) > 1 or None in forms:
+    read = [(_read(name), name) for name in names]
+    if len({form for (form, _), _ in read}) > 1 or any(form is None for (form, _), _ in read):
         return None
-    return sorted(names, key=lambda name: (_place(name), name))
+    return [name for (_, place), name in sorted(read, key=lambda r: (r[0][1], r[1]))]
 
 
 def follows(names: Sequence[str], new: Sequence[str]) -> bool:

@@ -174,7 +174,7 @@ def summarize(
     call: Call,
 ) -> Answer:
     """A session's recipe: screens visited, actions that worked, failures and their recovery
-    (a long session 500 steps at a time: --offset)."""
+    (a long session 200 steps at a time: --offset)."""
     request_data: dict[str, Any] = {"scope": scope_of(scope), "offset": offset}
     if session_id:
         request_data["sessionId"] = session_id

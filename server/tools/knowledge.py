@@ -181,7 +181,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Summarize a session",
         "A session's recipe: screens visited, actions that worked, failures and how they were "
         "recovered. Use it on a session found with {prefix}knowledge_sessions, e.g. "
-        '{"scope": {"sessionId": "mm-mlfgj375-eoid2h"}}; a long session comes 500 steps at a '
+        '{"scope": {"sessionId": "mm-mlfgj375-eoid2h"}}; a long session comes 200 steps at a '
         "time (pass its nextOffset as offset while truncated).",
         schemas.SUMMARIZE,
         summarize,

@@ -136,11 +136,7 @@ MAPPED_THEN_CUT = textwrap.dedent(
     print(*ask("unlock vault"))  # the rows read before, checked then
     with (generation / KEYS_FILE).open("a") as keys:
         keys.write("0123456789abcdef\\n")  # a key whose row was never written
-    print(*ask("open my safe"), flush=True)
-    # Both searches answered: that is what this test is about. The interpreter's own teardown
-    # can abort in a native destructor (a worker thread still joinable) once a held reader meets
-    # a cut vector file; that exit path is a known defect of its own, so leave without it.
-    os._exit(0)
+    print(*ask("open my safe"))  # the query was embedded early, then answered by keywords
     """
 )
 
