@@ -21,6 +21,7 @@ from engine.records import (
     StepRecord,
     as_record,
     inner_screens,
+    record_labels,
     selector_test_id,
 )
 
@@ -45,6 +46,9 @@ class BatchStep:
             "screen": self.screen,
             "outcome": self.outcome,
         }
+
+    def labels(self) -> list[str]:
+        return record_labels(self.record)
 
     def described(self) -> str:
         """How results name its target: `batch[2].testId:coin-overview-swap`."""

@@ -17,7 +17,7 @@ import orjson
 
 from analyzers import analyze
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
-from engine.index.batch_steps import analyse_batch
+from engine.index.batch_steps import BatchStep, analyse_batch
 from engine.index.payload import (
     ResolvedTarget,
     StepExtras,
@@ -258,22 +258,26 @@ def step_document(
     on_screen = context.screen or screen
     on_url = context.url or obs.state.currentUrl
     batch = read_batch(record)
-    actions = (
-        analyse_batch(record, batch, lambda r: resolve_target(r, context), context.screen, screen)
-        if batch is not None
-        else []
-    )
-    labels = list(
-        dict.fromkeys(
-            [*record_labels(record), *(label for a in actions for label in record_labels(a.record))]
+    if batch is None:  # a step's own parts (most steps): no batch to fold in
+        actions: list[BatchStep] = []
+        labels = record_labels(record)
+        targets: list[ResolvedTarget | None] = [target]
+        screens = [on_screen]
+        tools = [record.tool.name]
+    else:
+        actions = analyse_batch(
+            record, batch, lambda r: resolve_target(r, context), context.screen, screen
         )
-    )
-    targets = [target, *(a.target for a in actions)]
-    screens = [on_screen, *(a.screen for a in actions if a.screen)]
-    tools = [record.tool.name, *(a.record.tool.name for a in actions)]
+        labels = list(
+            dict.fromkeys([*record_labels(record), *(x for a in actions for x in a.labels())])
+        )
+        targets = [target, *(a.target for a in actions)]
+        screens = [on_screen, *(a.screen for a in actions if a.screen)]
+        tools = [record.tool.name, *(a.record.tool.name for a in actions)]
     extras: StepExtras = {}
-    if record.context:
-        extras["context"] = record.context
+    context_name = record.context
+    if context_name:
+        extras["context"] = context_name
     if batch is not None:
         extras["batch"] = [a.entry() for a in actions]
     payload: StepPayload = {
@@ -310,11 +314,11 @@ def step_document(
                     a.described(),
                 )
     fields = {
-        "tool": field_text(tool_action(tool) for tool in tools),
-        "screen": field_text(s for s in screens if s != "unknown"),
+        "tool": field_text([tool_action(tool) for tool in tools]),
+        "screen": field_text([s for s in screens if s != "unknown"]),
         "landed": seen.landed,
-        "target": field_text(v for t in targets if t for v in (t.test_id, t.selector)),
-        "target_name": field_text(v for t in targets if t for v in (t.role, t.name)),
+        "target": field_text([v for t in targets if t for v in (t.test_id, t.selector)]),
+        "target_name": field_text([v for t in targets if t for v in (t.role, t.name)]),
         "labels": field_text(labels),
         "visible": seen.visible,
         "a11y": seen.a11y,
@@ -338,7 +342,7 @@ def step_document(
             "superseded": superseded_flag(decision),
             "recalled": [link.stepId for link in record.recalled or []],
             "target_id": sorted({t.test_id.lower() for t in targets if t and t.test_id}),
-            "context": record.context or "",
+            "context": context_name or "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "payload": orjson.dumps(payload),

@@ -20,7 +20,6 @@ from engine.index.documents import SessionContext, session_documents, step_docum
 from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_documents
 from engine.index.indexer import SyncReport
 from engine.records import (
-    STEPS_DIR,
     FileSig,
     KnowledgeStore,
     Listing,
@@ -263,7 +262,7 @@ def _append(
             record = store.read_step(session_id, name)
         except (OSError, ValueError, ValidationError):
             return False  # the whole-session path reports unreadable files with their reason
-        if step_warnings(store.root / session_id / STEPS_DIR / name, name, record):
+        if step_warnings(name, record):
             return False  # and the files it can read only in part, with the others of the session
         steps.append(LoadedStep(step_id_for(session_id, name), record, files[name]))
     steps = steps_in_order(steps)  # new steps at one place: by their time

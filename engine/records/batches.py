@@ -70,7 +70,10 @@ class Batch:
 
 
 def is_batch(record: StepRecord) -> bool:
-    return tool_action(record.tool.name) == BATCH_TOOL
+    """`tool_action(name) == "run_steps"`, said without a lookup: it is asked of every step
+    several times (reading, redaction, indexing)."""
+    name = record.tool.name
+    return name.endswith(BATCH_TOOL) and (name == BATCH_TOOL or name.endswith("_" + BATCH_TOOL))
 
 
 def read_batch(record: StepRecord) -> Batch | None:

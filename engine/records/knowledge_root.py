@@ -516,7 +516,10 @@ class KnowledgeStore:
             loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
             return sig
         loaded.steps.append(LoadedStep(step_id_for(loaded.session_id, name), record, sig))
-        loaded.warnings += step_warnings(self._step_path(loaded, name), name, record)
+        warned = step_warnings(name, record)
+        if warned:
+            path = str(self._step_path(loaded, name))
+            loaded.warnings += [Skip(path, reason) for reason in warned]
         return sig
 
     def _step_path(self, loaded: LoadedSession, name: str) -> Path:
@@ -587,14 +590,12 @@ class KnowledgeStore:
         return f"{folder_name}/{name}"
 
 
-def step_warnings(path: Path, name: str, record: StepRecord) -> list[Skip]:
+def step_warnings(name: str, record: StepRecord) -> list[str]:
     """What of a step file read could not be used, and why: a name of neither form, parts of
     a batch that cannot be read (the rest of the file is indexed)."""
-    found = [Skip(str(path), NEITHER)] if name_form(name) is None else []
+    found = [NEITHER] if name_form(name) is None else []
     batch = read_batch(record)
-    if batch is not None:
-        found += [Skip(str(path), problem) for problem in batch.problems]
-    return found
+    return found if batch is None else [*found, *batch.problems]
 
 
 def steps_in_order(steps: Sequence[LoadedStep]) -> list[LoadedStep]:

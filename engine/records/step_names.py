@@ -21,6 +21,7 @@ import heapq
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Literal, TypeVar
 
 T = TypeVar("T")
@@ -61,16 +62,25 @@ def _read(name: str) -> tuple[Form | None, tuple[int, str]]:
 def in_order(items: Sequence[T], name: Callable[[T], str], time: Callable[[T], int]) -> list[T]:
     """`items` (steps of one session) in step order, as the module says; `time` gives a
     step's record time in epoch milliseconds (0 when unknown)."""
-    groups: dict[Form | None, list[T]] = {}
+    groups: dict[Form | None, list[tuple[tuple[int, str], str, T]]] = {}
     for item in items:
-        groups.setdefault(name_form(name(item)), []).append(item)
-    ordered = [
-        sorted(g, key=lambda item: (_place(name(item)), time(item), name(item)))
-        for g in groups.values()
-    ]
+        item_name = name(item)
+        form, place = _read(item_name)
+        groups.setdefault(form, []).append((place, item_name, item))
+    ordered = [_placed(group, time) for group in groups.values()]
     if len(ordered) == 1 and None not in groups:
         return ordered[0]
     return list(heapq.merge(*ordered, key=time))
+
+
+def _placed(group: list[tuple[tuple[int, str], str, T]], time: Callable[[T], int]) -> list[T]:
+    """One form's steps by place; steps at one place by their records' times, then names
+    (the times are read only then: reading a record's time costs more than the sort)."""
+    group.sort(key=itemgetter(0, 1))
+    places = [row[0] for row in group]
+    if len(set(places)) == len(places):
+        return [row[2] for row in group]
+    return [row[2] for row in sorted(group, key=lambda row: (row[0], time(row[2]), row[1]))]
 
 
 def name_order(names: Sequence[str]) -> list[str] | None:
