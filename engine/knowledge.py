@@ -281,8 +281,9 @@ class KnowledgeEngine:
             typos = self._kept.typos(view.searcher, reader)
             related = self._kept.related(self._text_groups(reader.path), reader.commit)
             sources = self._kept.sources(reader)
+            renamed = self._kept.renames(reader.path)
             page = search(
-                view, request, self.synonyms, typos, semantic, related, sources, embedding
+                view, request, self.synonyms, typos, semantic, related, sources, embedding, renamed
             )
             if page.degraded is None:
                 self._cache.put(key, page)

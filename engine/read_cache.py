@@ -4,9 +4,10 @@ made from holds, so that a read never sees what another commit or generation hel
 A searcher shows one commit: what reads of it found (stored documents, the term dictionaries'
 counts) is kept per searcher, and a reload starts afresh. The vectors are kept per generation,
 the groups of near-identical texts per vector store, `relatedCount`s and `sourceSession`s per
-generation and commit, and the typo vocabulary per generation, rebuilt after a commit at most
-once a minute (a large vocabulary takes seconds to build). Each is rebuilt from the index when
-its source moves on, so keeping it changes no answer (`scripts/bench_search_ab.py --check`).
+generation and commit, the renamed testIds per generation and file, and the typo vocabulary
+per generation, rebuilt after a commit at most once a minute (a large vocabulary takes seconds
+to build). Each is rebuilt from the index when its source moves on, so keeping it changes no
+answer (`scripts/bench_search_ab.py --check`).
 """
 
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Generic, TypeVar
 import tantivy
 
 from engine.embedding import GroupCache, VectorReader
-from engine.index import IndexReader
+from engine.index import RENAMES_FILE, IndexReader, RenameMap, load_renames, rename_map
 from engine.meaning import Related
 from engine.query import SessionSources, StoredDocs, TermCounts, TypoVocabulary
 
@@ -45,6 +46,7 @@ class ReadCache:
         self._groups = Kept[GroupCache]()
         self._related = Kept[Related]()
         self._sources = Kept[SessionSources]()
+        self._renames = Kept[tuple[tuple[Path, int], RenameMap]]()
         self._typos: TypoVocabulary | None = None
         self._typos_key: tuple[Path, bytes] | None = None
 
@@ -96,3 +98,15 @@ class ReadCache:
         return self._sources.get(
             lambda sources: sources.commit == commit, lambda: SessionSources(commit)
         )
+
+    def renames(self, generation: Path) -> RenameMap:
+        """The generation's renamed testIds (`engine.index.renamed_ids`), read again when the
+        writer rewrote them (one stat a search; none: the generation has no such file)."""
+        try:
+            stamp = (generation, (generation / RENAMES_FILE).stat().st_mtime_ns)
+        except OSError:
+            return {}
+        return self._renames.get(
+            lambda kept: kept[0] == stamp,
+            lambda: (stamp, rename_map(load_renames(generation) or [])),
+        )[1]

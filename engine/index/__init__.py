@@ -66,6 +66,14 @@ from engine.index.payload import (
     known_actions,
     read_payload,
 )
+from engine.index.renamed_ids import (
+    RENAMES_FILE,
+    RenamedId,
+    RenameMap,
+    load_renames,
+    rename_map,
+    write_renames,
+)
 from engine.index.schema import (
     DOC_SESSION,
     DOC_STEP,
@@ -115,6 +123,7 @@ __all__ = [
     "META_FILE",
     "OBSERVING_ACTIONS",
     "RELEASE_GROWTH_BYTES",
+    "RENAMES_FILE",
     "SCHEMA_VERSION",
     "SCORED_FIELDS",
     "SEARCHES_PER_RELEASE",
@@ -131,6 +140,8 @@ __all__ = [
     "PageRelease",
     "PayloadError",
     "PayloadTarget",
+    "RenameMap",
+    "RenamedId",
     "ResolvedTarget",
     "SessionContext",
     "SkipLedger",
@@ -155,6 +166,7 @@ __all__ = [
     "is_observation_text",
     "is_panic",
     "known_actions",
+    "load_renames",
     "names_an_observation",
     "one_of",
     "other_root",
@@ -167,6 +179,7 @@ __all__ = [
     "read_skips",
     "rebuild",
     "remember",
+    "rename_map",
     "report_damage",
     "reported_damage",
     "resolve_target",
@@ -185,4 +198,5 @@ __all__ = [
     "value_tokens",
     "words",
     "write_detected",
+    "write_renames",
 ]

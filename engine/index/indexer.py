@@ -41,6 +41,7 @@ from engine.index.generations import (
     other_root,
 )
 from engine.index.integrity import GenerationCheck
+from engine.index.renamed_ids import load_renames, write_renames
 from engine.index.skips import record_skips
 from engine.index.supersede_decisions import FactsLedger, write_detected
 from engine.index.worker_lifetime import end_with
@@ -261,19 +262,24 @@ def sync(
         report.sessions_deleted += 1
     writer.commit()
     record_skips(store.root, writer.path, [*(s for s, _ in changed), *deleted], report)
-    if changed or report.sessions_deleted:
+    if changed or report.sessions_deleted or load_renames(writer.path) is None:
         settle_supersessions(store, writer, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def settle_supersessions(store: KnowledgeStore, writer: IndexWriter, report: SyncReport) -> None:
-    """Detect supersessions over every session, write the decision files that changed and
-    re-index the steps whose flag changed (one more commit). Only those steps are analysed
-    again: the first detection over a large root flags steps in a third of the sessions."""
+    """Detect supersessions over every session, write the decision files that changed and the
+    generation's renames (`renamed_ids`), and re-index the steps whose flag changed (one more
+    commit). Only those steps are analysed again: the first detection over a large root flags
+    steps in a third of the sessions."""
     started = time.perf_counter()
     ledger = FactsLedger.load(writer.manifest)
-    flagged = write_detected(store, ledger)
+    planner = Planner()
+    for facts in ledger.facts.values():
+        planner.add(facts)
+    flagged = write_detected(store, ledger, planner=planner)
+    write_renames(writer.path, planner.renames())
     sessions = sorted(flagged)
     steps = [flagged[s] for s in sessions]
     for session_id, docs, signature in _map(prepare_steps, store.root, sessions, steps):
@@ -347,6 +353,7 @@ def _build_settled(
         detecting = time.perf_counter()
         ledger = FactsLedger(facts)
         flagged = write_detected(store, ledger, planner=planner)
+        write_renames(writer.path, planner.renames())
         report.sessions_flagged = len(flagged)
         report.supersede_seconds = time.perf_counter() - detecting
         spool.seek(0)

@@ -12,6 +12,7 @@ batch is counted and closes the writer: a fresh writer and a full reconcile redo
 
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
@@ -27,16 +28,18 @@ from engine.index import (
     SkipLedger,
     SyncReport,
     embedded_by_other_model,
+    load_renames,
     other_root,
     rebuild,
     sync_sessions,
     write_detected,
+    write_renames,
 )
 from engine.live.health import GenerationHealth, report_damage_to_readers
 from engine.live.lease import WriterLease
 from engine.live.stats import Failures
 from engine.live.status import SessionListings
-from engine.records import KnowledgeStore, SessionFacts, now_iso
+from engine.records import KnowledgeStore, Rename, SessionFacts, now_iso
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,8 @@ class LiveWriter:
         self._writer: IndexWriter | None = None
         self._cache = AppendCache()
         self._ledger = FactsLedger({})
+        self._renames: dict[str, list[Rename]] | None = None
+        """screen -> its renames as last written to the generation (None: not read yet)."""
         self._next_supersede = 0.0
         self._skips = SkipLedger(store.root)
 
@@ -91,6 +96,7 @@ class LiveWriter:
         pending = self._ledger.take_pending()  # not judged yet: the new ledger will
         self._ledger = FactsLedger.load(self._writer.manifest)
         self._ledger.add_pending(pending)
+        self._renames = None
         return True
 
     def close(self) -> None:
@@ -214,6 +220,7 @@ class LiveWriter:
         scope = self._ledger.take_pending()
         try:
             flagged = write_detected(self.store, self._ledger, scope)
+            self._write_renames(scope)
         except Exception as exc:  # counted; retried with the next batch
             self._ledger.add_pending(scope)
             self._failures.note("planning supersessions", exc)
@@ -225,6 +232,23 @@ class LiveWriter:
         self._stats.sessionsFlagged += len(flagged)
         self._stats.lastSupersedeMs = round(took * 1000, 1)
         return list(flagged)
+
+    def _write_renames(self, screens: Iterable[str]) -> None:
+        """The generation's renames (`engine.index.renamed_ids`) with those of `screens`
+        judged again; every screen's when the generation has no renames file yet."""
+        generation = self.generation
+        if generation is None:
+            return
+        if self._renames is None:
+            known = load_renames(generation)
+            if known is None:
+                screens = list(self._ledger.by_screen)
+            self._renames = {}
+            for rename in known or []:
+                self._renames.setdefault(rename.screen, []).append(rename)
+        for screen in screens:
+            self._renames[screen] = list(self._ledger.screen(screen).renames().values())
+        write_renames(generation, [r for found in self._renames.values() for r in found])
 
 
 def built_by_other_version(generation: Path) -> bool:

@@ -51,13 +51,19 @@ class Hit:
     """A semantic hit: similarity at least the request's minimum."""
     exact: bool = False
     """In the keyword leg's first tier: it holds a whole identifier the query typed."""
+    lead: bool = False
+    """It worked with what an identifier the query typed was renamed to: ranked before every
+    other hit (`engine.search.step_search`, the successors' tier)."""
+    turn: int = 0
+    """A lead hit's place among those of its successor (0: the best): leads go a turn each,
+    so one old id renamed on several screens shows each successor first."""
     coverage: float = 0.0
     """The share of the query's concepts it covers (keyword hits of the rerank window)."""
     held: int = 0
     """Which of the query's concepts it holds, as a bit mask (keyword hits of the rerank
     window): what the answer's coverage is made of (`engine.query.coverage`)."""
     score: float = 0.0
-    tie: tuple[bool, float, int] | None = None
+    tie: tuple[bool, int, bool, float, int] | None = None
     """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""
     read: Any = None
     """The stored document, once read (`doc`)."""
@@ -112,9 +118,11 @@ def semantic_weight(explained: float) -> float:
 
 
 def fuse(hits: list[Hit], weight: float) -> list[Hit]:
-    """Score and order the candidates: exact matches first (a semantic-only hit never
-    outranks one), then the convex combination, newest session, step id (a stable order for
-    paging; hits tied but for their step ids are ordered by `settle`, once a page needs it)."""
+    """Score and order the candidates: the steps that work with what an identifier the query
+    typed was renamed to first (a turn each per successor), then exact matches (a
+    semantic-only hit never outranks one), then the convex combination, newest session, step
+    id (a stable order for paging; hits tied but for their step ids are ordered by `settle`,
+    once a page needs it)."""
     best_kw = max((h.keyword for h in hits if h.keyword is not None), default=0.0) or 1.0
     similar = [h.similarity for h in hits if h.similarity]
     low, best_sim = min(similar, default=0.0), max(similar, default=0.0)
@@ -125,6 +133,6 @@ def fuse(hits: list[Hit], weight: float) -> list[Hit]:
         if hit.similarity:
             sim = (hit.similarity - low) / span if span > 0 else 1.0
         hit.score = (1 - weight) * kw + weight * sim
-        hit.tie = (not hit.exact, -round(hit.score, 9), -hit.created)
+        hit.tie = (not hit.lead, hit.turn, not hit.exact, -round(hit.score, 9), -hit.created)
     hits.sort(key=attrgetter("tie"))
     return hits

@@ -159,7 +159,7 @@ def with_meaning(
     sims, found = semantic.sims, semantic.candidates
     matching = found.keys() & keyword_near
     min_similarity = _min_similarity(request)
-    exact_keys = {hit.key for hit in ranked if hit.exact}
+    exact = {hit.key: hit for hit in ranked if hit.exact}
     candidates: dict[tuple[int, int], Hit] = {}
     if sims.numbered is not pending.numbered:  # the store grew meanwhile: rows of its texts
         rows = KeyRows.of(view.searcher, [hit.address for hit in window], sims.numbered)
@@ -177,7 +177,9 @@ def with_meaning(
                 keyword=0.0 if key in matching else None,
                 similarity=similarity,
                 semantic_match=True,
-                exact=key in exact_keys,
+                exact=key in exact,
+                lead=key in exact and exact[key].lead,
+                turn=exact[key].turn if key in exact else 0,
             )
     if request.mode == "semantic":
         return fuse(list(candidates.values()), 1.0), len(candidates), sims
@@ -187,7 +189,7 @@ def with_meaning(
     explained = window[0].coverage if window else 0.0
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
-    fused = [hit for hit in fused if hit.exact] + [hit for hit in fused if not hit.exact]
+    fused.sort(key=lambda hit: (not hit.lead, not hit.exact))  # stable: leads, exact, the rest
     semantic_only = sum(1 for key in found if key not in matching)
     return fused, total + semantic_only, sims
 

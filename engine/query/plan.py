@@ -17,6 +17,7 @@ from analyzers import QueryTerm, SynonymTable, analyze_query, names_nothing, spl
 from engine.index import DOC_STEP, FIELD_BOOSTS
 from engine.query.term_counts import TermCounts
 from engine.query.vocabulary import TypoVocabulary
+from engine.records import KNOWN_ACTIONS, tool_action
 
 TYPO_WEIGHT = 0.5
 PREFIX_WEIGHT = 0.4
@@ -87,6 +88,20 @@ class PlannedQuery:
         return tuple(c for c in self.all_clauses if c.token in self.whole_tokens)
 
 
+def _tool_names(base: list[QueryTerm]) -> set[str]:
+    """The concepts that are a tool named as recorded (`mm_click`): the index holds tools
+    without their prefix (`click`, `engine.records.tool_action`), which the query holds as the
+    name's part; searched whole, the name would only complete to error codes
+    (`mm_click_failed`) and rank the failures of that tool first."""
+    return {
+        term.concept
+        for term in base
+        if term.kind == "whole"
+        and (action := tool_action(term.token)) in KNOWN_ACTIONS
+        and term.token.endswith(f"_{action}")
+    }
+
+
 def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
     """Known words within the allowed edit distance of a word the index has never seen."""
     return [
@@ -112,6 +127,8 @@ def plan_query(
     searches of one searcher, `engine.query.term_counts`)."""
     searcher = counts.searcher
     base = analyze_query(text, synonyms)
+    tools = _tool_names(base)
+    base = [term for term in base if term.concept not in tools]
     terms: dict[str, QueryTerm] = {}
 
     def add(term: QueryTerm) -> None:

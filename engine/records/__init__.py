@@ -81,9 +81,11 @@ from engine.records.models import (
     valid_time,
 )
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
+from engine.records.renames import Known, Rename, Retry, renames_on
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
 from engine.records.step_names import follows, name_order
 from engine.records.supersede import (
+    MISSING,
     Action,
     Detected,
     FactsCollector,
@@ -114,6 +116,7 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "MAX_TEXT_CHARS",
     "MIN_INT",
+    "MISSING",
     "NAVIGATION_TOOLS",
     "READING_TOOLS",
     "READ_LIST_ITEMS",
@@ -135,6 +138,7 @@ __all__ = [
     "GitInfo",
     "InnerAction",
     "KnowledgeStore",
+    "Known",
     "Listing",
     "LoadedSession",
     "LoadedStep",
@@ -143,6 +147,8 @@ __all__ = [
     "Planner",
     "RecallLink",
     "Record",
+    "Rename",
+    "Retry",
     "ScreenFacts",
     "ScreenRules",
     "ScreenState",
@@ -182,6 +188,7 @@ __all__ = [
     "plan_screen",
     "read_batch",
     "record_labels",
+    "renames_on",
     "scrub_step",
     "selector_test_id",
     "step_id_for",

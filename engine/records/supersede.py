@@ -9,10 +9,15 @@ over compact per-session facts (never a model, never one screenshot):
   and name under another testId. Only such observations count: a half-loaded page that lacks
   the old id *and* the element it names says nothing, and one observation can be a transient
   state (a skeleton, an A/B variant), two cannot easily be.
-- **not found**: after the old testId was last seen, an action on it failed with
-  `MM_TARGET_NOT_FOUND` and the session's next action of the same kind on that screen (the
-  agent's retry) worked on another target, which is not named as a different element. This
-  also covers elements without a visible name (text fields), which observations cannot match.
+- **not found**: after the old testId was last seen, an action on it failed as not there
+  (`MM_TARGET_NOT_FOUND`, or a wait for it that timed out: `MISSING`) and the session's next
+  action of the same kind on that screen (the agent's retry) worked on another target, which
+  is not named as a different element. This also covers elements without a visible name (text
+  fields), which observations cannot match.
+- **replaced**: what no rule above decides, a rename of the testId on that screen does
+  (`engine.records.renames`: a newer id took its place, told by a retry, the same visible
+  name or the same parts of the id; sessions mostly just stop using the old id, leaving no
+  failure behind); the first action that worked on the newer id is the `supersededBy`.
 
 Either way the old id must stay unseen afterwards (a later sighting or success cancels the
 decision, so a branch that still has the old UI keeps its steps), and the newer successful
@@ -44,10 +49,14 @@ import orjson
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
 from engine.records.labels import INTERACTION_TOOLS, tool_action
 from engine.records.models import Observation, StepRecord, epoch_ms
+from engine.records.renames import Known, Rename, Retry, renames_on
 
 MIN_OBSERVATIONS = 2
 """Later observations of the renamed element needed before a testId counts as renamed."""
 NOT_FOUND = "MM_TARGET_NOT_FOUND"
+MISSING = frozenset({NOT_FOUND, "MM_WAIT_TIMEOUT"})
+"""Error codes of an action whose element was not there: not found, or waited for until the
+wait timed out (Playwright's locator timeout: a renamed testId mostly fails this way)."""
 T = TypeVar("T")
 _SELECTOR_TEST_ID = re.compile(r"""^\[data-testid=["']?([^"'\]]+)["']?\]$""")
 
@@ -309,6 +318,10 @@ class Planner:
             detected += plan_screen(self._by_screen[screen])
         return sorted(detected, key=attrgetter("step_id"))
 
+    def renames(self) -> list[Rename]:
+        """Every screen's renames (`ScreenFacts.renames`), once `detected` has run."""
+        return [r for s in sorted(self._by_screen) for r in self._by_screen[s].renames().values()]
+
 
 def plan_screen(facts: "ScreenFacts") -> list[Detected]:
     """The supersessions of successful actions on one screen."""
@@ -422,7 +435,7 @@ class ScreenFacts:
     names: dict[str, set[str]] = field(default_factory=dict)
     """testId -> the names it was sighted or acted on under (may name a few too many)."""
     missed: set[str] = field(default_factory=set)
-    """testIds an action failed on with MM_TARGET_NOT_FOUND (may name a few too many)."""
+    """testIds an action failed on as not there (`MISSING`; may name a few too many)."""
     sessions: dict[str, list[Action]] = field(default_factory=dict)
     """session id -> its actions on this screen, in order."""
     worked: dict[str, int] = field(default_factory=dict)
@@ -436,7 +449,15 @@ class ScreenFacts:
     """testId -> per session with a named sighting, (role, name) (the first session id wins:
     the identity of an element never acted on by name)."""
     failures: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
-    """testId -> its MM_TARGET_NOT_FOUND failures as (ts, step id, action), in that order."""
+    """testId -> its failures as not there (`MISSING`) as (ts, step id, action), in order."""
+    first_used: dict[str, Extreme[None]] = field(default_factory=dict)
+    """testId -> per session, the first time it was seen or worked there (the earliest wins)."""
+    sightings: dict[str, int] = field(default_factory=dict)
+    """testId -> how many observations of this screen showed it."""
+    version: int = 0
+    """Bumped by every add and remove (what `renames` was computed for)."""
+    known_renames: tuple[int, dict[str, Rename]] | None = None
+    """(version, renames) of the last `renames()`."""
     sighted: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     """name -> sightings under that name as (first seen, session id, testId), in that order."""
     succeeded: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
@@ -450,11 +471,15 @@ class ScreenFacts:
         `settle()` after the last (rows are appended, then sorted once; best values are
         found when first read)."""
         sid = session.session_id
+        self.version += 1
         last: dict[str, int] = {}
+        first: dict[str, int] = {}
         latest: dict[str, Action] = {}
         for test_id, sighting in session.seen.get(self.screen, {}).items():
             self.seen.setdefault(test_id, {})[sid] = sighting
             last[test_id] = sighting.last
+            first[test_id] = sighting.first
+            self.sightings[test_id] = self.sightings.get(test_id, 0) + sighting.count
             if sighting.name:
                 self._name(test_id, sighting.name)
                 rows = self.sighted.setdefault(sighting.name, [])
@@ -467,8 +492,12 @@ class ScreenFacts:
             self.sessions[sid] = actions
             for action in actions:
                 self._add_action(sid, action, last, latest, bulk)
+                if action.ok and action.test_id:
+                    first[action.test_id] = min(first.get(action.test_id, action.ts), action.ts)
         for test_id, ts in last.items():
             _extreme(self.last_used, test_id, largest=True).put(sid, ts, None, bulk=bulk)
+        for test_id, ts in first.items():
+            _extreme(self.first_used, test_id, largest=False).put(sid, ts, None, bulk=bulk)
         for test_id, action in latest.items():
             _extreme(self.latest_named, test_id, largest=True).put(
                 sid, (action.ts, action.step_id), (action.role, action.name), bulk=bulk
@@ -496,7 +525,7 @@ class ScreenFacts:
             last[test_id] = max(last.get(test_id, action.ts), action.ts)
             if name and (test_id not in latest or _ORDER(latest[test_id]) < _ORDER(action)):
                 latest[test_id] = action
-        elif action.error_code == NOT_FOUND:
+        elif action.error_code in MISSING:
             self.missed.add(test_id)
             row = (action.ts, action.step_id, action)
             _insert(self.failures.setdefault(test_id, []), row, bulk)
@@ -515,10 +544,12 @@ class ScreenFacts:
     def remove(self, session: SessionFacts) -> None:
         """Drop a session's facts of this screen (before adding its new ones)."""
         sid = session.session_id
+        self.version += 1
         used: set[str] = set()
         for test_id, sighting in session.seen.get(self.screen, {}).items():
             _drop(self.seen, test_id, sid)
             used.add(test_id)
+            self.sightings[test_id] -= sighting.count
             if sighting.name:
                 _remove_row(self.sighted[sighting.name], (sighting.first, sid, test_id))
                 self.first_named[test_id].remove(sid)
@@ -532,24 +563,70 @@ class ScreenFacts:
             used.add(action.test_id)
             if action.ok:
                 self.worked[action.test_id] -= 1
-            elif action.error_code == NOT_FOUND:
+            elif action.error_code in MISSING:
                 row = (action.ts, action.step_id, action)
                 _remove_row(self.failures[action.test_id], row)
         for test_id in used:
-            for index in (self.last_used, self.latest_named):
+            for index in (self.last_used, self.first_used, self.latest_named):
                 if test_id in index:
                     index[test_id].remove(sid)
 
     def touched(self, session: SessionFacts) -> set[str]:
-        """The testIds a session's facts of this screen bear on: those it saw or acted on, and
-        every testId known under a name it saw or acted on (their identity may be that name)."""
+        """The testIds a session's facts of this screen bear on: those it saw or acted on,
+        every testId known under a name it saw or acted on (their identity may be that name),
+        and every testId that worked here (what it saw may be what replaced one: `renames`)."""
         seen = session.seen.get(self.screen, {})
         actions = session.actions.get(self.screen, [])
         ids = set(seen) | {a.test_id for a in actions if a.test_id}
         names = {s.name for s in seen.values() if s.name} | {a.name for a in actions if a.name}
         for name in names:
             ids |= self.named.get(name, set())
-        return ids
+        return ids | {test_id for test_id, n in self.worked.items() if n}
+
+    def renames(self) -> dict[str, Rename]:
+        """The testIds of this screen that newer ones replaced (`engine.records.renames`):
+        computed once per change of the facts."""
+        if self.known_renames is None or self.known_renames[0] != self.version:
+            self.known_renames = (self.version, renames_on(self.screen, *self._rename_facts()))
+        return self.known_renames[1]
+
+    def _rename_facts(self) -> tuple[dict[str, Known], list[Retry]]:
+        ids: dict[str, Known] = {}
+        for test_id, used in self.last_used.items():
+            last, first = used.best(), self.first_used[test_id].best()
+            if last is None or first is None:
+                continue
+            role, name = self.identity(test_id)
+            ids[test_id] = Known(first[0], last[0], self.sightings.get(test_id, 0), role, name)
+        retries = []
+        for test_id, misses in self.failures.items():
+            if test_id not in ids:
+                continue
+            for _, _, miss in misses[_first_after(misses, ids[test_id].last) :]:
+                later = self.sessions[miss.step_id.split("/", 1)[0]]
+                retry = next((a for a in later if a.ts > miss.ts and a.tool == miss.tool), None)
+                if retry is not None and retry.ok and retry.test_id:
+                    retries.append(Retry(test_id, retry.test_id, retry.ts))
+        return ids, retries
+
+    def identity(self, test_id: str) -> tuple[str, str]:
+        """The element a testId names, (role, name): the latest successful action's that named
+        it, else its first sighting's (sessions in id order: the live writer and a rebuild
+        must agree); ("", "") when nothing named it."""
+        named = self.latest_named.get(test_id)
+        first = self.first_named.get(test_id)
+        found = (named and named.best()) or (first and first.best())
+        return found[1] if found else ("", "")
+
+    def first_success(self, test_id: str, after: int) -> Action | None:
+        """The earliest action on `test_id` that worked after `after` (epoch ms)."""
+        worked = [
+            action
+            for actions in self.acted.get(test_id, {}).values()
+            for action in actions
+            if action.ok and action.ts > after
+        ]
+        return min(worked, key=_ORDER, default=None)
 
 
 def _extreme(index: dict[str, Extreme[Any]], test_id: str, *, largest: bool) -> Extreme[Any]:
@@ -569,23 +646,26 @@ def _drop(index: dict[str, dict[str, T]], key: str, session_id: str) -> None:
 
 def judge(test_id: str, facts: ScreenFacts) -> tuple[Action, str] | None:
     """When the successful actions on `test_id` no longer work: the action that works instead,
-    with the evidence (`renamed` or `not-found`); None while they still work."""
-    if facts.unique(test_id) or not facts.worked.get(test_id):
+    with the evidence (`renamed` or `not-found`); None while they still work. The rules of the
+    module docstring first, then a rename of the testId on this screen (`ScreenFacts.renames`:
+    the first action that worked on the newer id)."""
+    if not facts.worked.get(test_id):
         return None
     used = facts.last_used[test_id].best()
     assert used is not None  # a testId that worked was used
     since: int = used[0]
-    # An element's identity is the latest successful action's that named it, else its first
-    # sighting's (sessions in id order: the live writer and a rebuild must agree).
-    named = facts.latest_named.get(test_id)
-    first = facts.first_named.get(test_id)
-    identity = (named and named.best()) or (first and first.best())
-    role_name: tuple[str, str] = identity[1] if identity else ("", "")
-    misses = facts.failures.get(test_id, [])
-    failed = [action for _, _, action in misses[_first_after(misses, since) :]]
-    return _renamed(test_id, role_name, since, facts) or _not_found(
-        test_id, role_name, failed, facts
-    )
+    if not facts.unique(test_id):
+        role_name = facts.identity(test_id)
+        misses = facts.failures.get(test_id, [])
+        failed = [action for _, _, action in misses[_first_after(misses, since) :]]
+        found = _renamed(test_id, role_name, since, facts) or _not_found(
+            test_id, role_name, failed, facts
+        )
+        if found is not None:
+            return found
+    rename = facts.renames().get(test_id)
+    successor = facts.first_success(rename.new, since) if rename else None
+    return (successor, rename.evidence) if rename and successor else None
 
 
 def _renamed(
@@ -617,7 +697,7 @@ def _renamed(
 def _not_found(
     test_id: str, identity: tuple[str, str], failed: list[Action], facts: ScreenFacts
 ) -> tuple[Action, str] | None:
-    """`failed`: the actions on `test_id` that failed with MM_TARGET_NOT_FOUND after it was last
+    """`failed`: the actions on `test_id` that failed as not there (`MISSING`) after it was last
     seen, oldest first. After one of them, the
     session's next action of the same kind on this screen worked on another target: the same
     element by role and name, or — when the element has no known name (a text field) — the

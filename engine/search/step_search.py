@@ -14,6 +14,7 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import tantivy
@@ -22,6 +23,9 @@ from analyzers import SynonymTable, names_something
 from engine.core import KnownValues, SearchCoverage, SearchInput, SearchPage
 from engine.history import DESTRUCTIVE_STEMS, caution_for
 from engine.index import (
+    RenamedId,
+    RenameMap,
+    StepPayload,
     all_of,
     doc_key,
     hit_count,
@@ -102,11 +106,13 @@ def search(
     related: Related | None = None,
     sources: SessionSources | None = None,
     embedding: QueryEmbedding | None = None,
+    renamed: RenameMap | None = None,
 ) -> SearchPage:
     """`semantic` is the loaded leg, or why it cannot be used (the answer says so); `related`
     counts each result's near-identical memories (`relatedCount`); `sources`: the sessions'
     `sourceSession`s read for this commit so far (else they are read); `embedding`: the
-    query's, when the caller started it already (`join.query_embedding`)."""
+    query's, when the caller started it already (`join.query_embedding`); `renamed`: the
+    generation's renamed testIds (`engine.index.renamed_ids`)."""
     searcher, schema = view.searcher, view.schema
     now_ms = epoch_ms_of(view.now)
     filters = search_filters(view, request)
@@ -130,13 +136,20 @@ def search(
     plan = plan_query(view.term_counts(), request.query, synonyms, typos)  # while the query embeds
     ranked: list[Hit] = []
     total = 0
-    tiers = _tiers(view, plan, filters)
+    renames = _renames_of(plan, renamed or {})
+    tiers = _tiers(view, plan, filters, renames)
     covers = Coverage(plan)
-    for number, tier in enumerate(tiers):
-        # A later tier is read only as far as the page reaches past the earlier ones.
-        exact = number == 0 and len(tiers) > 1
-        hits, count = _rank_tier(view, tier, covers, need=end - total, now_ms=now_ms, exact=exact)
-        ranked += hits
+    leads: list[list[Hit]] = []
+    for tier in tiers:
+        # A later tier is read only as far as the page reaches past the earlier ones (the
+        # successors' tiers take turns: each is read as far as the page reaches).
+        need = end if tier.lead else end - total
+        hits, count = _rank_tier(view, tier.query, covers, need, now_ms=now_ms, exact=tier.exact)
+        if tier.lead:
+            leads.append(hits)
+        else:
+            ranked += _take_turns(leads) + hits
+            leads = []
         total += count
     page_held = held_anywhere(view, plan, filters, _seen(ranked, plan))
     phrases: list[str] = []  # the texts nearest the query's meaning, when nothing matches
@@ -149,7 +162,8 @@ def search(
     said = _Said(plan, page_held, covers)
     if sessions_asked:
         settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
-        return _session_page(view, request, tiers, ranked, (mode_used, degraded), phrases, said)
+        queries = [tier.query for tier in tiers]
+        return _session_page(view, request, queries, ranked, (mode_used, degraded), phrases, said)
     settle(ranked, request.offset, end)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
@@ -171,7 +185,7 @@ def search(
             r.session_id,
             payload,
             score=r.score,
-            matched_fields=fields or meaning_fields(r),
+            matched_fields=_with_renames(fields or meaning_fields(r), r, payload, renames),
             session=sessions[r.session_id],
             recalls=page_recalls.get(r.step_id, NO_RECALLS),
             hit={
@@ -238,10 +252,25 @@ def _session_page(
     )
 
 
-def _tiers(view: ReadView, plan: PlannedQuery, filters: FilterClauses) -> list[tantivy.Query]:
-    """The queries whose hits are ranked one after the other: first the exact matches — steps
-    holding a whole identifier the query typed, in any field and any spelling (target, visible
-    testIds, labels…), or acting on what such a target was renamed to — then the rest.
+@dataclass(frozen=True, slots=True)
+class _Tier:
+    """One query whose hits rank after those of the tiers before it."""
+
+    query: tantivy.Query
+    exact: bool = False
+    """Its hits hold a whole identifier the query typed (or what it became)."""
+    lead: bool = False
+    """Its hits worked with what an identifier the query typed was renamed to."""
+
+
+def _tiers(
+    view: ReadView, plan: PlannedQuery, filters: FilterClauses, renames: list[RenamedId]
+) -> list[_Tier]:
+    """The queries whose hits are ranked one after the other: first, when an identifier the
+    query typed was renamed, the steps that worked with what it became (`_successors`); then
+    the exact matches — steps holding a whole identifier the query typed, in any field and
+    any spelling (target, visible testIds, labels…), or acting on what such a target was
+    renamed to — then the rest.
 
     An exact id must beat partial matches of its parts however the fields weigh: a testId that
     was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
@@ -251,18 +280,80 @@ def _tiers(view: ReadView, plan: PlannedQuery, filters: FilterClauses) -> list[t
     scored = scored_query(schema, plan.clauses)
     exact = plan.exact_clauses()
     if not exact:
-        return [tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, scored)])]
+        return [_Tier(tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, scored)]))]
     holds = tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *_renamed_to(view, exact))]
     )
+    tiers: list[_Tier] = []
+    leads: list[tantivy.Query] = []
+    for successor in _successors(view, renames):  # each successor's steps once
+        before = [(tantivy.Occur.MustNot, q) for q in leads]
+        lead = [(tantivy.Occur.Must, unscored(successor)), (tantivy.Occur.Should, scored)]
+        tiers.append(_Tier(tantivy.Query.boolean_query([*filters, *lead, *before]), True, True))
+        leads.append(successor)
+    not_leads = [(tantivy.Occur.MustNot, q) for q in leads]
+    found = [(tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
+    rest = [(tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
     return [
-        tantivy.Query.boolean_query(
-            [*filters, (tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
-        ),
-        tantivy.Query.boolean_query(
-            [*filters, (tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
-        ),
+        *tiers,
+        _Tier(tantivy.Query.boolean_query([*filters, *found, *not_leads]), True),
+        _Tier(tantivy.Query.boolean_query([*filters, *rest, *not_leads])),
     ]
+
+
+def _renames_of(plan: PlannedQuery, renamed: RenameMap) -> list[RenamedId]:
+    """What the whole identifiers the query typed became, one per screen where each was
+    renamed (`engine.index.renamed_ids`)."""
+    return list(
+        dict.fromkeys(r for token in sorted(plan.whole_tokens) for r in renamed.get(token, ()))
+    )
+
+
+def _successors(view: ReadView, renames: list[RenamedId]) -> list[tantivy.Query]:
+    """Per new testId an identifier was renamed to, the steps that work with it now:
+    successful actions on it, or, for one nobody acts on (a balance on the home screen),
+    successful steps that show it."""
+    counts, schema = view.term_counts(), view.schema
+    queries = []
+    for new_id in sorted({r.new.lower() for r in renames}):
+        field = "target" if counts.doc_freqs(new_id, ("target",)) else "visible"
+        queries.append(all_of(term(schema, "ok", "true"), term(schema, field, new_id)))
+    return queries
+
+
+def _take_turns(tiers: list[list[Hit]]) -> list[Hit]:
+    """The successors' tiers in turns: the best step of each successor (one per screen where
+    one old id became several), then the second of each, and so on."""
+    for hits in tiers:
+        for turn, hit in enumerate(hits):
+            hit.lead, hit.turn = True, turn
+    order = sorted(
+        ((hit.turn, number, hit) for number, hits in enumerate(tiers) for hit in hits),
+        key=lambda entry: entry[:2],
+    )
+    return [hit for _, _, hit in order]
+
+
+def _with_renames(
+    fields: list[str], hit: Hit, payload: StepPayload, renames: list[RenamedId]
+) -> list[str]:
+    """`matchedFields` saying what an identifier of the query was renamed to: first on a step
+    that works with the new id (why a step of another id answers), last on a step of the old
+    id (it no longer works that way)."""
+    if not renames:
+        return fields
+    acted = str((payload.get("target") or {}).get("testId") or "").lower()
+    screen = payload.get("onScreen") or payload.get("screen")
+    if hit.lead:
+        mine = [r for r in renames if r.new.lower() == acted] or [
+            r for r in renames if r.screen == screen
+        ]
+        return [f"renamedTo:{r.new} (since {r.since})" for r in mine[:1]] + fields
+    old = [r for r in renames if r.old.lower() == acted]
+    here = [r for r in old if r.screen == screen] or old
+    if here:
+        return [*fields, f"renamedTo:{here[0].new} (since {here[0].since})"]
+    return fields
 
 
 def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query]:

@@ -85,3 +85,16 @@ WORDS = ["send", "coin-overview-send", "confirm", "swap", "sned eth", "unlock", 
 def test_every_result_says_why_it_matched(sample: KnowledgeEngine, query: str) -> None:
     page = sample.search(SearchInput(query=query, limit=100))
     assert all(r.matchedFields for r in page.results)
+
+
+def test_a_tool_named_as_recorded_ranks_the_steps_that_worked_first(kb: Knowledge) -> None:
+    """Tools are indexed without their prefix (`click`): `mm_click` typed whole would only
+    complete to the error code `mm_click_failed` and put that tool's failures first."""
+    kb.session("mm-tool", flow_tags=["send"])
+    worked = kb.step("mm-tool", test_id="confirm-footer-button", screen="confirm-transaction")
+    error = ("MM_CLICK_FAILED", "Operation failed: locator.click: Element is not enabled")
+    failed = kb.step(
+        "mm-tool", test_id="confirm-footer-button", screen="home", ok=False, error=error
+    )
+    ids = [r.stepId for r in kb.search("mm_click confirm", mode="keyword").results]
+    assert ids.index(worked) < ids.index(failed)

@@ -19,9 +19,13 @@ from engine.history import ScreenContext
 from engine.index import FactsLedger, decisions_lock, indexer, supersede, write_detected
 from engine.live import LiveIndex
 from engine.records import (
+    MISSING,
     Action,
     Detected,
     KnowledgeStore,
+    Known,
+    Rename,
+    Retry,
     ScreenFacts,
     Seen,
     SessionFacts,
@@ -30,6 +34,7 @@ from engine.records import (
     now_iso,
     plan,
     plan_screen,
+    renames_on,
     selector_test_id,
 )
 from tests.conftest import Knowledge
@@ -413,16 +418,19 @@ def test_a_decision_written_meanwhile_is_never_lost(kb: Knowledge) -> None:
 
 
 SCREENS = ("home", "send")
+FAILURE_CODES = ("MM_TARGET_NOT_FOUND", "MM_WAIT_TIMEOUT", "MM_TIMEOUT")
+TEST_IDS = ("a", "b", "send-old", "send-new")
+"""Two ids sharing a part (a rename by parts can occur) and two sharing none."""
 
 
 @st.composite
 def session_facts(draw: st.DrawFn, session_id: str) -> SessionFacts:
-    """A small random session: actions and sightings over two screens, three testIds and few
+    """A small random session: actions and sightings over two screens, four testIds and few
     names and times (so renames, retries and not-found failures all occur)."""
     facts = SessionFacts(session_id)
     for n in range(draw(st.integers(0, 6))):
         screen = draw(st.sampled_from(SCREENS))
-        test_id = draw(st.sampled_from(["a", "b", "c", None]))
+        test_id = draw(st.sampled_from([*TEST_IDS, None]))
         ok = draw(st.booleans())
         ts = draw(st.integers(1, 12))
         facts.actions.setdefault(screen, []).append(
@@ -435,13 +443,17 @@ def session_facts(draw: st.DrawFn, session_id: str) -> SessionFacts:
                 draw(st.sampled_from(["button", ""])),
                 draw(st.sampled_from(["send", "send", ""])),
                 ok,
-                None if ok else draw(st.sampled_from(["MM_TARGET_NOT_FOUND", "MM_TIMEOUT"])),
+                None
+                if ok
+                else draw(
+                    st.sampled_from(["MM_TARGET_NOT_FOUND", "MM_WAIT_TIMEOUT", "MM_TIMEOUT"])
+                ),
                 f"testId:{test_id}",
                 draw(st.sampled_from(["click", "type"])),
             )
         )
     for screen in draw(st.sets(st.sampled_from(SCREENS))):
-        for test_id in draw(st.sets(st.sampled_from(["a", "b", "c"]), min_size=1)):
+        for test_id in draw(st.sets(st.sampled_from(TEST_IDS), min_size=1)):
             first = draw(st.integers(1, 12))
             last = draw(st.integers(first, 12))
             role = draw(st.sampled_from(["button", ""]))
@@ -496,7 +508,7 @@ def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
             ]
             if observed >= 2 and works:
                 found = (min(works, key=order), "renamed")
-            failed = [a for a in mine if not a.ok and a.error_code == "MM_TARGET_NOT_FOUND"]
+            failed = [a for a in mine if not a.ok and a.error_code in MISSING]
             for miss in sorted((a for a in failed if a.ts > since), key=order):
                 if found is not None:
                     break
@@ -508,9 +520,51 @@ def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
                 if name and retry.name and not same_element(role, name, retry.role, retry.name):
                     continue
                 found = (retry, "not-found")
+            rename = plain_renames(screen, actions, seen).get(test_id)
+            successors = [
+                a for a in actions if rename and a.ok and a.test_id == rename.new and a.ts > since
+            ]
+            if found is None and rename and successors:
+                found = (min(successors, key=order), rename.evidence)
             if found is not None:
                 out |= {a.step_id: (found[0].step_id, found[1]) for a in worked}
     return out
+
+
+def plain_renames(
+    screen: str, actions: list[Action], seen: list[tuple[str, str, Seen]]
+) -> dict[str, Rename]:
+    """What `renames_on` is given, read plainly from every action and sighting of a screen."""
+    order = attrgetter("ts", "step_id")
+    ids: dict[str, Known] = {}
+    for test_id in {t for _, t, _ in seen} | {a.test_id for a in actions if a.ok and a.test_id}:
+        sightings = [s for _, t, s in seen if t == test_id]
+        worked = [a for a in actions if a.ok and a.test_id == test_id]
+        named = [a for a in worked if a.name]
+        firsts = sorted((sid, s.role, s.name) for sid, t, s in seen if t == test_id and s.name)
+        if named:
+            role, name = max(named, key=order).role, max(named, key=order).name
+        else:
+            role, name = firsts[0][1:] if firsts else ("", "")
+        ids[test_id] = Known(
+            min([s.first for s in sightings] + [a.ts for a in worked]),
+            max([s.last for s in sightings] + [a.ts for a in worked]),
+            sum(s.count for s in sightings),
+            role,
+            name,
+        )
+    retries = []
+    for miss in actions:
+        if miss.ok or miss.error_code not in MISSING or miss.test_id not in ids:
+            continue
+        if miss.ts <= ids[miss.test_id].last:
+            continue
+        session = miss.step_id.split("/")[0]
+        later = [a for a in actions if a.step_id.split("/")[0] == session]
+        retry = next((a for a in later if a.ts > miss.ts and a.tool == miss.tool), None)
+        if retry is not None and retry.ok and retry.test_id:
+            retries.append(Retry(miss.test_id, retry.test_id, retry.ts))
+    return renames_on(screen, ids, retries)
 
 
 @settings(max_examples=100, deadline=None)
