@@ -13,6 +13,10 @@ from pydantic import Field, SecretStr
 from engine import Settings
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+DEMO_APP_PORT = 8766
+"""Where `knowhow demo --serve` (what `make run` runs) serves the demo wallet, beside MCP on
+8765: the app the browser tools' examples launch, so an agent copying one opens a wallet."""
+DEMO_APP_URL = f"http://127.0.0.1:{DEMO_APP_PORT}/"
 
 
 class ServerSettings(Settings):

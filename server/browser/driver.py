@@ -24,6 +24,7 @@ from playwright.async_api import Error as PlaywrightError
 from engine import NoActiveSession, ScreenRules, SessionMetadata, default_rules
 from server.browser.errors import LaunchFailed, SessionAlreadyRunning
 from server.browser.observe import RefTarget
+from server.settings import DEMO_APP_URL
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ class BrowserDriver:
         if self._session is None:
             raise NoActiveSession(
                 f"no browser session: call {self.prefix}launch first "
-                '(e.g. {"url": "http://127.0.0.1:8765/", "flowTags": ["send"]})'
+                f'(e.g. {{"url": "{DEMO_APP_URL}", "flowTags": ["send"]}})'
             )
         return self._session
 

@@ -17,6 +17,7 @@ from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import out, progress, steps_table, sync_report
 from server.cli.serving import ports_free
 from server.client_configs import client_configs
+from server.settings import DEMO_APP_PORT
 
 DEMO_QUERIES = (
     "send flow ETH to another account",
@@ -33,7 +34,9 @@ def demo(
         bool, typer.Option("--serve", help="Then serve MCP over HTTP and the demo wallet app")
     ] = False,
     port: Annotated[int, typer.Option("--port", help="MCP HTTP port")] = 8765,
-    app_port: Annotated[int, typer.Option("--app-port", help="Demo wallet app port")] = 8766,
+    app_port: Annotated[
+        int, typer.Option("--app-port", help="Demo wallet app port")
+    ] = DEMO_APP_PORT,
 ) -> None:
     """Index the knowledge root and show example searches (an empty root gets the bundled sample
     sessions first); with --serve, then serve MCP over HTTP and the demo wallet app."""

@@ -37,6 +37,7 @@ from server.browser.inputs import (
     schema_of,
 )
 from server.recording import begin_session
+from server.settings import DEMO_APP_URL
 from server.state import ServerState
 from server.tools.browser_steps import Recorded, look, record_call
 from server.tools.spec import ToolSpec
@@ -237,7 +238,8 @@ BROWSER_TOOLS: tuple[ToolSpec, ...] = (
         "Launch the browser",
         "Start headless Chromium on a URL or an unpacked extension (extensionPath) and begin a "
         "recorded session tagged with goal, flowTags and tags. Call it first, e.g. "
-        '{"url": "http://127.0.0.1:8765/", "goal": "Send 0.1 ETH", "flowTags": ["send"]}.',
+        f'{{"url": "{DEMO_APP_URL}", "goal": "Send 0.1 ETH", "flowTags": ["send"]}} (the demo '
+        "wallet `make run` serves).",
         schema_of(LaunchInput),
         launch,
         LaunchResult,

@@ -16,6 +16,7 @@ examples that read first, then those that write (start a session, record, supers
 tool examples need a browser and an app, so they are checked against the tool's input schema.
 """
 
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
+from server.cli.demo import demo
 from tests.server.first_hour import KNOWHOW, envelope, made_run, spawned
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -203,3 +205,20 @@ async def test_every_example_answers_with_something(clone: Path, tmp_path: Path)
     async with spawned(str(KNOWHOW), serve, clone, tmp_path / "server.log") as client:
         problems = await call_every_example(client)
     assert not problems, "\n".join(problems)
+
+
+async def test_launch_examples_open_the_demo_wallet(clone: Path, tmp_path: Path) -> None:
+    """The `mm_launch` examples an agent meets (the tool's description, and the error of a
+    browser tool called before it) open the demo wallet `make run` serves, not the MCP
+    endpoint beside it."""
+    serve = ["serve", "--root", str(clone / "test-artifacts" / "llm-knowledge")]
+    serve += ["--index", str(clone / "index-data")]
+    async with spawned(str(KNOWHOW), serve, clone, tmp_path / "server.log") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        shown = description_examples("mm_launch", listed["mm_launch"].description or "")
+        refused = await envelope(client, "mm_describe_screen", {})
+        assert refused["error"]["code"] == "MM_NO_ACTIVE_SESSION", refused
+        shown += description_examples("mm_launch", refused["error"]["message"])
+    app_port = inspect.signature(demo).parameters["app_port"].default
+    assert len(shown) == 2
+    assert {e.arguments()["url"] for e in shown} == {f"http://127.0.0.1:{app_port}/"}
