@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError, Result
-from server.arguments import objects_from_text
+from server.arguments import values_from_text
 from server.envelope import envelope
 from server.http import MCP_PATH, build_http_app
 from server.http_limits import backlog, bounded_protocol
@@ -69,7 +69,7 @@ async def run_tool(
     protocol error it cannot tell from a lost connection: its kind and message, the traceback
     in the server's log (stderr)."""
     try:
-        result = await tool.handler(state, objects_from_text(arguments, tool.object_arguments))
+        result = await tool.handler(state, values_from_text(arguments, tool.container_arguments))
     except KnowhowError as exc:
         return failure(exc)
     except Exception as exc:

@@ -11,7 +11,7 @@ from mcp import types
 
 from engine import Result
 from server import schemas
-from server.arguments import object_properties
+from server.arguments import container_properties
 from server.output_schemas import output_schema
 from server.state import ServerState
 
@@ -33,9 +33,9 @@ class ToolSpec:
     """True for tools that act on a web page (the browser tools)."""
 
     @property
-    def object_arguments(self) -> frozenset[str]:
-        """The arguments a client may send as JSON text (`server.arguments`)."""
-        return object_properties(self.input_schema)
+    def container_arguments(self) -> dict[str, frozenset[str]]:
+        """The arguments a client may send as JSON text, and their kinds (`server.arguments`)."""
+        return container_properties(self.input_schema)
 
     def describe(self, prefix: str) -> types.Tool:
         return types.Tool(
