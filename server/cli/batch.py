@@ -7,11 +7,11 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TextIO
 
 import typer
 
-from engine import KnowhowError, SearchInput, SearchPage, validate
+from engine import InvalidInput, KnowhowError, SearchInput, SearchPage, validate
 from server.cli.answer import open_engine, run, settings_for
 from server.cli.options import IndexOpt, MinSimOpt, ModeOpt, RootOpt, TypeOpt
 from server.cli.reading import semantic_options
@@ -35,6 +35,7 @@ def batch_search(
 ) -> None:
     """Answer every query of a file with one loaded index; write a TREC run, print latencies."""
     settings = settings_for(root, index_dir)
+    items = run(False, lambda: read_queries(queries))
     # Every query is computed: the search cache serves agents asking again, while a file of
     # queries (often repeated) is answered to measure them.
     engine = run(False, lambda: open_engine(settings, cache_searches=False))
@@ -50,11 +51,8 @@ def batch_search(
     options = semantic_options(mode, min_similarity, types)
     tag = "knowhow" if mode == "hybrid" else f"knowhow-{mode}"  # the run's name in score.py
     covered: list[str] = []
-    with run_file.open("w", encoding="utf-8") as handle:
-        for line in queries.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
+    with run(False, lambda: _writable(run_file)) as handle:
+        for item in items:
             try:
                 request = validate(
                     SearchInput, {"query": item.get("query", ""), "limit": k, **options}
@@ -76,6 +74,41 @@ def batch_search(
         coverage_file.write_text("".join(f"{line}\n" for line in covered), encoding="utf-8")
     cpu_p50 = round(statistics.median(cpu), 3) if cpu else 0.0
     sys.stdout.write(json.dumps(_percentiles(latencies) | {"cpu_p50_ms": cpu_p50}) + "\n")
+
+
+def read_queries(path: Path) -> list[dict[str, Any]]:
+    """The `{qid, query}` objects of a JSONL file, blank lines skipped; a file that cannot be
+    read, or a line that is not such an object, is refused naming it before anything runs or
+    is written (a query that is not valid is skipped when its turn comes, by its qid)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("queries", f"cannot read {path}: {_reason(exc)}") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            raise InvalidInput("queries", f"line {number} is not JSON: {line[:80]!r}") from None
+        if not isinstance(item, dict):
+            raise InvalidInput("queries", f'line {number} is not an object {{"qid", "query"}}')
+        if not isinstance(item.get("qid"), str | int):
+            raise InvalidInput("queries", f"line {number} has no qid (a string or a number)")
+        items.append(item)
+    return items
+
+
+def _writable(path: Path) -> TextIO:
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput("run", f"cannot write {path}: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

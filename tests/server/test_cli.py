@@ -333,3 +333,40 @@ def test_duplicates_and_cluster_json_and_tables(cli):
 )
 def test_duplicates_and_cluster_bad_input_names_the_field(cli, args, field):
     assert error_of(cli(*args, "--json"))["message"].startswith(f"{field}:")
+
+
+@pytest.mark.parametrize(
+    ("queries", "says"),
+    [
+        (None, "queries: cannot read"),  # no such file
+        ("", "queries: cannot read"),  # a folder
+        ('{"qid": "q1", "query": "swap"}\nswap\n', "queries: line 2 is not JSON"),
+        ('{"qid": "q1", "query": "swap"}\n["q2", "send"]\n', "queries: line 2 is not an object"),
+        ('{"query": "swap"}\n', "queries: line 1 has no qid"),
+    ],
+)
+def test_batch_search_refuses_a_queries_file_it_cannot_read_in_one_line(
+    cli, tmp_path, queries, says
+):
+    """Attack: a missing file, a folder or a bad line printed a traceback (and a missing file
+    left an empty run file behind)."""
+    cli("index")
+    path = tmp_path / "queries"
+    if queries is not None:
+        path.mkdir() if queries == "" else path.write_text(queries)
+    run_file = tmp_path / "run.trec"
+    result = cli("batch-search", "--queries", str(path), "--run", str(run_file))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"MM_INVALID_INPUT: {says}"), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+    assert not run_file.exists()
+
+
+def test_batch_search_names_a_run_file_it_cannot_write(cli, tmp_path):
+    cli("index")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"qid": "q1", "query": "swap"}\n')
+    result = cli("batch-search", "--queries", str(queries), "--run", str(tmp_path / "no" / "run"))
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+    assert str(tmp_path / "no" / "run") in result.stderr
