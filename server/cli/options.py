@@ -6,8 +6,16 @@ from typing import Annotated, Any
 
 import typer
 
-RootOpt = Annotated[Path | None, typer.Option("--root", help="Knowledge root [env KNOWHOW_ROOT]")]
-IndexOpt = Annotated[Path | None, typer.Option("--index", help="Index dir [env KNOWHOW_INDEX]")]
+# Help text is rich markup: "[env …]" would be read as a tag and vanish, hence the parentheses.
+RootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--root", help="Knowledge root (default ./test-artifacts/llm-knowledge; env KNOWHOW_ROOT)"
+    ),
+]
+IndexOpt = Annotated[
+    Path | None, typer.Option("--index", help="Index dir (default ./index-data; env KNOWHOW_INDEX)")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
 ScopeOpt = Annotated[str, typer.Option("--scope", help="'all', 'current' or a session id")]
 OneScopeOpt = Annotated[str, typer.Option("--scope", help="'current' or a session id")]

@@ -233,3 +233,14 @@ def test_not_found_in_the_cli_names_no_mcp_tool(cli: Any) -> None:
     result = cli("summarize", "mm-nothing-here")
     assert result.exit_code == 2 and "MM_NOT_FOUND" in result.output
     assert "mm_knowledge" not in result.output and "knowledge_" not in result.output
+
+
+def test_help_names_the_environment_of_root_and_index() -> None:
+    """Every command that takes --root and --index says which environment variable sets each
+    (help text in brackets was read as markup and vanished)."""
+    runner = CliRunner()
+    for command in app.registered_commands:
+        name = command.name or command.callback.__name__  # type: ignore[union-attr]
+        text = " ".join(runner.invoke(app, [name, "--help"], env={"COLUMNS": "250"}).stdout.split())
+        if "--root" in text:
+            assert "env KNOWHOW_ROOT" in text and "env KNOWHOW_INDEX" in text, name
