@@ -35,9 +35,10 @@ from engine import (
     SummarizeInput,
     ensure_index,
     rebuild,
+    validate,
 )
 from server.inputs import RecordStepInput
-from server.recording import prepare_step
+from server.recording import write_step
 
 SAMPLE = REPO / "server" / "demo" / "sample_root"
 BIG_SESSION = "mm-bench-limits-big"
@@ -151,11 +152,11 @@ def measure_record(work: Path, size: int) -> dict[str, Any]:
     }
     started = time.perf_counter()
     try:
-        record = prepare_step(RecordStepInput.model_validate(args), session, "2026-11-20T10:00:00Z")
-    except (InvalidInput, ValueError) as exc:
+        request = validate(RecordStepInput, args)
+    except InvalidInput as exc:
         answer = str(exc).splitlines()[0][:80]
         return {"outcome": f"rejected: {answer}", "call_s": time.perf_counter() - started}
-    store.record_step(record)
+    write_step(store, request.to_record(session, "2026-11-20T10:00:00Z"))
     call_s = time.perf_counter() - started
     sync_s, _ = timed(lambda: ensure_index(store, index))
     return {"outcome": "written and indexed", "call_s": call_s, "writer_s": sync_s}
