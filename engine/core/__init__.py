@@ -27,6 +27,7 @@ from engine.core.files import (
 )
 from engine.core.identity_memo import OBSERVATIONS_CACHED, ByIdentity
 from engine.core.inputs import (
+    ONE_SESSION,
     ClusterInput,
     DuplicatesInput,
     KnowledgeFilters,
@@ -71,6 +72,7 @@ from engine.core.settings import Settings
 
 __all__ = [
     "OBSERVATIONS_CACHED",
+    "ONE_SESSION",
     "BatchAction",
     "ByIdentity",
     "Caution",

@@ -11,6 +11,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -56,7 +57,23 @@ class SessionScope(Strict):
     sessionId: SessionId
 
 
-Scope = Literal["current", "all"] | SessionScope
+ONE_SESSION = '{"sessionId": "…"}'
+"""How a scope names one session, as an agent can copy it into its next call."""
+
+
+def _session_named_alone(value: object) -> object:
+    """A session id sent where a scope belongs (`"scope": "mm-…"`, what the CLI's --scope
+    takes): say how the tools spell it, with that id when it is one."""
+    if not isinstance(value, str) or value in ("current", "all"):
+        return value
+    try:
+        spelled = ONE_SESSION.replace("…", validate_session_id(value))
+    except InvalidInput:
+        spelled = ONE_SESSION
+    raise ValueError(f'is neither "current" nor "all"; one session is {spelled}')
+
+
+Scope = Annotated[Literal["current", "all"] | SessionScope, BeforeValidator(_session_named_alone)]
 
 
 class KnowledgeFilters(Strict):
@@ -234,11 +251,17 @@ def validate(model: type[M], data: object) -> M:
     except ValidationError as exc:
         # In a union (scope: "current" | "all" | {sessionId}) pydantic reports every branch;
         # the deepest location is the one that says what is wrong with what was sent.
-        errors = [
-            (_field_path(e["loc"]), e["msg"].removeprefix("Value error, ")) for e in exc.errors()
-        ]
+        errors = [(_field_path(e["loc"]), _said(e["type"], e["msg"])) for e in exc.errors()]
         field, message = max(errors, key=lambda e: e[0].count("."))
         raise InvalidInput(field or "input", message) from None
+
+
+def _said(kind: str, message: str) -> str:
+    """pydantic's message, in the words of the JSON an agent sent (an object field's message
+    would name the model class that reads it)."""
+    if kind in ("model_type", "dict_type"):
+        return "Input should be a JSON object"
+    return message.removeprefix("Value error, ")
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from engine.core import (
+    ONE_SESSION,
     InvalidInput,
     NotFound,
     RecipeAction,
@@ -190,9 +191,7 @@ def summarize(
     if request.sessionId:
         session_id = request.sessionId
     elif request.scope == "all":
-        raise InvalidInput(
-            "scope", "summarize needs one session: use 'current' or {'sessionId': …}"
-        )
+        raise InvalidInput("scope", f'summarize needs one session: "current" or {ONE_SESSION}')
     else:
         session_id = scope_session(request.scope, current_session) or ""
     if not (root / session_id).is_dir():

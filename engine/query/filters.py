@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import tantivy
 
 from engine.core import (
+    ONE_SESSION,
     KnowledgeFilters,
     LastInput,
     NoActiveSession,
@@ -69,8 +70,8 @@ def scope_session(scope: Scope, current_session: str | None) -> str | None:
     if scope == "current":
         if not current_session:
             raise NoActiveSession(
-                "scope 'current' needs an active session; start one, or use scope 'all' "
-                "or {'sessionId': …}"
+                'scope "current" needs an active session; start one, or use scope "all" '
+                f"or {ONE_SESSION}"
             )
         return current_session
     return None

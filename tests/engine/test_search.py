@@ -185,7 +185,7 @@ def test_scope_current_without_a_session_says_what_to_do(corpus):
     with pytest.raises(NoActiveSession) as raised:
         search(corpus, scope="current")
     assert raised.value.code == "MM_NO_ACTIVE_SESSION"
-    assert "'all'" in raised.value.message
+    assert '"all"' in raised.value.message
 
 
 # -- paging ------------------------------------------------------------------------------------
