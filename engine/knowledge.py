@@ -89,6 +89,7 @@ from engine.query import (
     step_filter,
 )
 from engine.read_cache import ReadCache
+from engine.records import KnowledgeStore
 from engine.search import MAX_ENTRIES, SearchCache, cache_key, search
 
 T = TypeVar("T")
@@ -305,8 +306,8 @@ class KnowledgeEngine:
             if page.degraded != self._warned:
                 log.warning("search answered in keyword mode: %s", page.degraded)
                 self._warned = page.degraded
-        missing = self._missing_session(request.scope, current_session) if not page.total else None
-        return page.model_copy(update={"hint": missing}) if missing else page
+        note = self._scope_note(request.scope, current_session) if not page.total else None
+        return page.model_copy(update={"hint": note}) if note else page
 
     def _early_embedding(self, request: SearchInput) -> QueryEmbedding | None:
         """The query's embedding, started before the index is even checked when the last search had
@@ -320,16 +321,30 @@ class KnowledgeEngine:
 
     def last(self, request: LastInput, *, current_session: str | None = None) -> StepList:
         steps = self._guarded(lambda: last_steps(self._view(current_session), request))
-        missing = self._missing_session(request.scope, current_session) if not steps.total else None
-        return steps.model_copy(update={"hint": missing}) if missing else steps
+        note = self._scope_note(request.scope, current_session) if not steps.total else None
+        return steps.model_copy(update={"hint": note}) if note else steps
 
-    def _missing_session(self, scope: Scope, current_session: str | None) -> str | None:
-        """Why a scoped read found nothing when its session does not exist (a note, not an
-        error: a session just started by another process may not be indexed yet)."""
+    def _scope_note(self, scope: Scope, current_session: str | None) -> str | None:
+        """Why a read of one session found nothing, when the session explains it (a note, not
+        an error): it does not exist, or its folder holds steps the index does not — an agent
+        asking right after recording is about a second ahead of the writer."""
         session_id = scope_session(scope, current_session)
-        if session_id is None or session_dir(self.root, session_id).is_dir():
+        if session_id is None:
             return None
-        return f"No session {session_id!r} under {self.root}; list the sessions to see which exist."
+        if not session_dir(self.root, session_id).is_dir():
+            return (
+                f"No session {session_id!r} under {self.root}; list the sessions to see which "
+                "exist."
+            )
+        behind = len(KnowledgeStore(self.root).step_names(session_id)) - self._held(session_id)
+        if behind <= 0:
+            return None
+        steps = "1 recorded step" if behind == 1 else f"{behind:,} recorded steps"
+        return (
+            f"Session {session_id!r} has {steps} the index does not hold: a step is indexed "
+            "about a second after it is recorded (ask again), and files that cannot be read "
+            "are skipped (the index status lists them). Its recipe (summarize) reads the files."
+        )
 
     def find_duplicates(self, request: DuplicatesInput) -> DuplicateList:
         """Groups of near-identical memories (spec 004), largest first."""
@@ -374,13 +389,15 @@ class KnowledgeEngine:
     def _failed_steps(self, session_id: str) -> int:
         """How many steps of a session failed, as the index holds it (a long session's
         summary counts them here rather than reading every step file)."""
+        return self._held(session_id, failed=True)
+
+    def _held(self, session_id: str, *, failed: bool = False) -> int:
+        """How many steps of a session the index holds (only the failed ones: `failed`)."""
         view = self._view()
-        failed = all_of(
-            step_filter(view.schema),
-            term(view.schema, "session_id", session_id),
-            term(view.schema, "ok", "false"),
-        )
-        return count(view.searcher, failed)
+        steps = [step_filter(view.schema), term(view.schema, "session_id", session_id)]
+        if failed:
+            steps.append(term(view.schema, "ok", "false"))
+        return count(view.searcher, all_of(*steps))
 
     def timeline(self, request: TimelineInput) -> TimelineResult:
         """The steps around an anchor: the given step, or the best search hit of `query`

@@ -7,6 +7,7 @@ from engine.core import (
     LastInput,
     NoActiveSession,
     NotFound,
+    SearchInput,
     SessionsInput,
     SummarizeInput,
     validate,
@@ -270,3 +271,24 @@ def test_summarize_reads_the_files_even_before_the_index_catches_up(kb):
     recipe = engine.summarize(SummarizeInput(), current_session="mm-fresh")
     assert [a.target for a in recipe.actions] == [None, "testId:create-wallet"]
     assert engine.last(LastInput(), current_session="mm-fresh").total == 1
+
+
+def test_an_empty_answer_on_a_session_the_index_has_not_caught_up_with_says_so(kb):
+    """An agent records a step and asks for the last steps at once: the index (kept current
+    by the writer, about a second behind) holds none yet, and an empty page alone read as
+    "nothing was recorded"."""
+    kb.session("mm-fresh", goal="Create a wallet")
+    engine = kb.engine()
+    kb.step("mm-fresh", test_id="create-wallet", screen="onboarding-password")
+    page = engine.last(LastInput(), current_session="mm-fresh")
+    assert page.total == 0
+    assert page.hint is not None and "1 recorded step" in page.hint and "index" in page.hint
+    search = engine.search(
+        validate(SearchInput, {"query": "create wallet", "scope": "current"}),
+        current_session="mm-fresh",
+    )
+    assert search.total == 0 and search.hint is not None and "1 recorded step" in search.hint
+    kb.index()
+    engine.refresh()
+    page = engine.last(LastInput(), current_session="mm-fresh")
+    assert page.total == 1 and page.hint is None
