@@ -73,10 +73,14 @@ def search_coverage(plan: PlannedQuery, held: int) -> SearchCoverage:
     )
 
 
-def coverage_hint(plan: PlannedQuery, held: int, answered: bool) -> str | None:
+def coverage_hint(
+    plan: PlannedQuery, held: int, answered: bool, narrowed: bool = False
+) -> str | None:
     """One sentence on what the answer lacks: the identifiers no step holds, then the other
     concepts no step mentions, then what the results do match (`answered`: there are results);
-    a concept read as a typo correction is said too. None when nothing is missing."""
+    a concept read as a typo correction is said too. None when nothing is missing. `narrowed`:
+    the search had a scope or filters, within which `held` was counted, so the sentence says
+    so (a word every other session holds is not one no step mentions)."""
     concepts = plan.concepts
     judged = counted(plan, held)
     missing = [concepts[i] for i in judged if not held >> i & 1]
@@ -89,10 +93,12 @@ def coverage_hint(plan: PlannedQuery, held: int, answered: bool) -> str | None:
     said = []
     identifiers = [c.said for c in missing if c.identifier]
     words = [c.said for c in missing if not c.identifier]
+    step = "step within the scope and filters" if narrowed else "step"
     if identifiers:
-        said.append(f"No step holds {_either(identifiers)}")
+        said.append(f"No {step} holds {_either(identifiers)}")
     if words:
-        said.append(f"{'no' if said else 'No'} recorded step mentions {_either(words)}")
+        recorded = step if narrowed else "recorded step"
+        said.append(f"{'no' if said else 'No'} {recorded} mentions {_either(words)}")
     if not said:
         return " ".join(read) or None
     if answered:

@@ -159,7 +159,7 @@ def search(
             phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
-    said = _Said(plan, page_held, covers)
+    said = _Said(plan, page_held, covers, _narrowed(request))
     if sessions_asked:
         settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
         queries = [tier.query for tier in tiers]
@@ -475,10 +475,11 @@ MAX_PHRASE_CHARS = 120
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def _empty_hint(query: str) -> str:
+def _empty_hint(query: str, narrowed: bool) -> str:
     """What an empty result says: knowhow's words and the query's; what the index knows
     instead is data (`known_values`), never part of the sentence."""
-    return f"No steps match {query!r} with these filters. {TRY_KNOWN}"
+    where = " within the scope and filters" if narrowed else ""
+    return f"No steps match {query!r}{where}. {TRY_KNOWN}"
 
 
 def known_values(searcher: tantivy.Searcher, phrases: list[str]) -> KnownValues:
@@ -584,13 +585,22 @@ class Coverage:
         return any(toks & failure and not toks & other for toks in concepts), coverage, held
 
 
+def _narrowed(request: SearchInput) -> bool:
+    """Whether a search looked within a scope or filters the agent chose (not every current
+    step of every session)."""
+    return request.scope != "all" or request.filters is not None or request.minSalience > 0
+
+
 class _Said:
     """What a page says of its query: its coverage and hint, and each result's confidence
     (`engine.query.coverage`). `page_held`: the concepts some step within the search's filters
     holds; `covers`: the rerank's reading of rank records (a result's own concepts)."""
 
-    def __init__(self, plan: PlannedQuery, page_held: int, covers: Coverage) -> None:
+    def __init__(
+        self, plan: PlannedQuery, page_held: int, covers: Coverage, narrowed: bool
+    ) -> None:
         self.plan, self.page_held, self.covers = plan, page_held, covers
+        self.narrowed = narrowed
         self.exact_held = identifier_mask(plan)
 
     def coverage(self) -> SearchCoverage:
@@ -601,10 +611,10 @@ class _Said:
         return confidence(self.plan, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:
-        lacks = coverage_hint(self.plan, self.page_held, answered=total > 0)
+        lacks = coverage_hint(self.plan, self.page_held, total > 0, self.narrowed)
         if total:
             return lacks
-        return " ".join(filter(None, [lacks, _empty_hint(query)]))
+        return " ".join(filter(None, [lacks, _empty_hint(query, self.narrowed)]))
 
 
 def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:

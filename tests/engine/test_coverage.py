@@ -138,3 +138,20 @@ def test_confidence_is_between_zero_and_one_in_every_mode(corpus: Knowledge) -> 
 def test_a_meaning_only_hit_is_never_shown_as_certain(corpus: Knowledge) -> None:
     page = search(corpus, "zzqxv wallet", mode="semantic")
     assert all(r.confidence is not None and r.confidence < 1.0 for r in page.steps())
+
+
+def test_a_word_missing_only_within_the_filters_is_said_so(corpus: Knowledge) -> None:
+    """'send' is in many steps, in none of the connect session's: a hint saying no recorded
+    step mentions it sent the agent away from what it was looking for."""
+    page = search(corpus, "send", filters={"flowTag": "connect"}, mode="keyword")
+    assert page.total == 0 and page.hint is not None
+    assert page.hint.startswith("No step within the scope and filters mentions 'send'")
+    scoped = search(corpus, "send", scope={"sessionId": DAPP}, mode="keyword")
+    assert scoped.hint is not None and scoped.hint.startswith("No step within the scope")
+
+
+def test_an_unfiltered_miss_speaks_of_no_filters(corpus: Knowledge) -> None:
+    page = search(corpus, "airdrop", mode="keyword")
+    assert page.total == 0 and page.hint is not None
+    assert page.hint.startswith("No recorded step mentions 'airdrop'")
+    assert "with these filters" not in page.hint
