@@ -5,6 +5,7 @@ exactly the token a query looks for.
 """
 
 from analyzers.analyze import QueryTerm, analyze, analyze_query, names_something
+from analyzers.errors import FAILURES, error_words, failure_kinds, failures_named, plain_failures
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
@@ -15,6 +16,7 @@ from analyzers.typos import edit_distance, max_typo_edits
 
 __all__ = [
     "DEFAULT_SYNONYM_GROUPS",
+    "FAILURES",
     "MIN_TOKEN_LENGTH",
     "STOPWORDS",
     "GlossMatch",
@@ -25,11 +27,15 @@ __all__ = [
     "analyze_query",
     "default_glossary",
     "edit_distance",
+    "error_words",
     "expand_with_synonyms",
+    "failure_kinds",
+    "failures_named",
     "glossed",
     "max_typo_edits",
     "names_nothing",
     "names_something",
+    "plain_failures",
     "split_identifier",
     "stem",
     "tokenize",

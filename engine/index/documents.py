@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from analyzers import analyze
+from analyzers import analyze, error_words, failure_kinds
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
 from engine.index.batch_steps import BatchStep, analyse_batch
 from engine.index.payload import (
@@ -323,7 +323,7 @@ def step_document(
         "visible": seen.visible,
         "a11y": seen.a11y,
         "route": field_text([route_of(on_url)]),
-        "error": field_text([error.code, error.message] if error else []),
+        "error": _error_text(error.code, error.message) if error else "",
         "notice": seen.notice,
     }
     # Tokens the reranker checks query coverage against (`schema.COVERAGE_FIELDS`), kept with
@@ -339,6 +339,7 @@ def step_document(
             "tool_name": sorted({n for t in tools for n in (t.lower(), tool_action(t).lower())}),
             "screen_name": sorted({screen.lower(), *(s.lower() for s in screens)}),
             "ok": "true" if record.outcome.ok else "false",
+            "failure": list(failure_kinds(error.code, error.message)) if error else [],
             "superseded": superseded_flag(decision),
             "recalled": [link.stepId for link in record.recalled or []],
             "target_id": sorted({t.test_id.lower() for t in targets if t and t.test_id}),
@@ -355,6 +356,12 @@ def step_document(
 
 SUPERSESSION_KEYS = ("supersededAt", "supersededBy", "supersededReason")
 """The payload keys `supersession_fields` may set, in the order a step's payload lists them."""
+
+
+def _error_text(code: str | None, message: str | None) -> str:
+    """An error's field text: its code, what people call it (`analyzers.error_words`: the
+    message's words alone do not say `timed out` or `disabled`), then its message."""
+    return field_text([code, *error_words(code, message), message])
 
 
 def supersession_fields(decision: Supersession | None) -> SupersessionPayload:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 
@@ -30,8 +30,9 @@ class ScoredField:
 # Boosts start from SPEC-03's weights (tool 10, screen 8, target 6, labels 5, visible 3, a11y 2;
 # flowTags 12, goal 6, tags 4, branch 2). Ours: `route` (words of the URL the action was taken
 # on), `target_name` (role and visible name of the target: what people call it), `landed`
-# (screen and route after the action: observations are taken after it), `error` (error code and
-# message) and `notice` (what alerts and status messages said: validation errors live there).
+# (screen and route after the action: observations are taken after it), `error` (error code,
+# message and what people call it: `analyzers.errors`) and `notice` (what alerts and status
+# messages said: validation errors live there).
 # `screen` is the screen acted on. Visible testIds are ids, not the step's own words: neither
 # coverage nor typos; the error counts for coverage separately (a query about the failure).
 FIELDS: dict[str, ScoredField] = {
@@ -72,6 +73,7 @@ RAW_FIELDS = (
     "fixture_preset",
     "context",
     "ok",
+    "failure",  # the kinds of a step's error (`analyzers.failure_kinds`)
     "target_id",
     "superseded",
     "recalled",

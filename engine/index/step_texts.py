@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from analyzers import failure_kinds, plain_failures
 from engine.embedding import MODEL_ID, key_number, text_key
 from engine.index.payload import StepPayload, action_views
 from engine.index.schema import KEY_COLUMNS
@@ -70,26 +71,10 @@ UNKNOWN_PAGE = "another page"
 ALERT_ROLES = frozenset({"alert", "alertdialog"})
 """Roles of what a page says went wrong (`Insufficient funds`, `No trade route is available`):
 the outcome of the step, which its action text alone does not tell."""
-_TIMED_OUT = ("timeout", "timed out")
 _DECLINES = frozenset({"cancel", "reject", "deny", "decline"})
 """Words of a button that says no to what a screen asks (a connection, a signature, a payment):
 a click on it reads `, declining the request`, the outcome people ask about ("say no", "back
 out"), where `click button "Cancel"` is on every confirmation screen alike."""
-_FAILURES_IN_WORDS = (
-    (("not found", "unknown a11yref"), "the element could not be found"),
-    (("not enabled",), "the button was disabled"),
-    (("intercepts pointer events",), "something was covering it"),
-    (("not an <input",), "it was not a text field"),
-    (("connection refused",), "the site was not running"),
-    (("navigation failed",), "the page could not be opened"),
-    (("no active session",), "no browser was running"),
-)
-"""What a failure means in people's words, by what its code or message says (Playwright's and the
-browser tools' wording): people say `it timed out`, `the site was not running`, not
-`locator.waitFor: Timeout 30000ms exceeded` or `net::ERR_CONNECTION_REFUSED`. A timeout is told
-apart by the action (`failure_text`)."""
-
-
 _UNKNOWN_REF = re.compile(r"(Unknown a11yRef)\b.*")
 """`Unknown a11yRef: e18. Available refs: e1, e2, …`: the browser tools name the unknown ref and
 list every ref of the page, ids that mean nothing out of that page (each ref and list made
@@ -224,9 +209,8 @@ def failure_text(code: str | None, message: str | None, waited: bool = True) -> 
     came (`waited` False): the element was not found."""
     lines = (message or "").strip().splitlines()
     first_line = _UNKNOWN_REF.sub(r"\1", lines[0]) if lines else ""
-    said = f"{code or ''} {message or ''}".lower().replace("_", " ")
-    plain = [meaning for signs, meaning in _FAILURES_IN_WORDS if any(s in said for s in signs)]
-    if any(sign in said for sign in _TIMED_OUT):
+    plain = plain_failures(code, message)
+    if "timeout" in failure_kinds(code, message):
         timed_out = "it took too long and timed out" if waited else "the element never appeared"
         plain.insert(0, timed_out)
     detail = first_line or words(code)

@@ -18,7 +18,8 @@ where `lowest` is the farthest candidate's similarity: this model's cosines for 
 are ~0.1-0.2, not 0, so dividing by the best alone squeezed every semantic candidate into the
 top of the scale (`scripts/bench_quality.py`). A step holding a whole
 identifier the query typed (the keyword leg's exact tier, `engine.search.step_search._tiers`) ranks
-above every other, whatever the fusion.
+above every other, whatever the fusion, and a step that failed with an error the query names (its
+failure tier) above every other but those.
 """
 
 from dataclasses import dataclass
@@ -51,6 +52,9 @@ class Hit:
     """A semantic hit: similarity at least the request's minimum."""
     exact: bool = False
     """In the keyword leg's first tier: it holds a whole identifier the query typed."""
+    failed: bool = False
+    """It failed with an error of a kind the query names (the keyword leg's failure tier):
+    ranked after exact matches, before every other hit."""
     lead: bool = False
     """It worked with what an identifier the query typed was renamed to: ranked before every
     other hit (`engine.search.step_search`, the successors' tier)."""
@@ -63,7 +67,7 @@ class Hit:
     """Which of the query's concepts it holds, as a bit mask (keyword hits of the rerank
     window): what the answer's coverage is made of (`engine.query.coverage`)."""
     score: float = 0.0
-    tie: tuple[bool, int, bool, float, int] | None = None
+    tie: tuple[bool, int, bool, bool, float, int] | None = None
     """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""
     read: Any = None
     """The stored document, once read (`doc`)."""
@@ -120,7 +124,8 @@ def semantic_weight(explained: float) -> float:
 def fuse(hits: list[Hit], weight: float) -> list[Hit]:
     """Score and order the candidates: the steps that work with what an identifier the query
     typed was renamed to first (a turn each per successor), then exact matches (a
-    semantic-only hit never outranks one), then the convex combination, newest session, step
+    semantic-only hit never outranks one), then the failures of a kind the query names, then
+    the convex combination, newest session, step
     id (a stable order for paging; hits tied but for their step ids are ordered by `settle`,
     once a page needs it)."""
     best_kw = max((h.keyword for h in hits if h.keyword is not None), default=0.0) or 1.0
@@ -133,6 +138,13 @@ def fuse(hits: list[Hit], weight: float) -> list[Hit]:
         if hit.similarity:
             sim = (hit.similarity - low) / span if span > 0 else 1.0
         hit.score = (1 - weight) * kw + weight * sim
-        hit.tie = (not hit.lead, hit.turn, not hit.exact, -round(hit.score, 9), -hit.created)
+        hit.tie = (
+            not hit.lead,
+            hit.turn,
+            not hit.exact,
+            not hit.failed,
+            -round(hit.score, 9),
+            -hit.created,
+        )
     hits.sort(key=attrgetter("tie"))
     return hits

@@ -147,9 +147,9 @@ def with_meaning(
 ) -> tuple[list[Hit], int, Similarities]:
     """Hybrid or semantic: the semantic candidates (and, in hybrid, the keyword rerank window)
     fused; in hybrid the keyword hits past the window follow. Exact matches (the keyword leg's
-    first tier) stay first. `total` counts every keyword match plus the semantic hits that
-    match no keyword; the query's similarities come back too (an empty answer suggests the
-    nearest texts)."""
+    first tier) stay first, then the failures of a kind the query names (its failure tier).
+    `total` counts every keyword match plus the semantic hits that match no keyword; the
+    query's similarities come back too (an empty answer suggests the nearest texts)."""
     window = ranked[:RERANK_WINDOW] if request.mode != "semantic" else []
     # Read while the query may still be embedding: the rows of the window's texts.
     pending = meaning.pending
@@ -160,6 +160,7 @@ def with_meaning(
     matching = found.keys() & keyword_near
     min_similarity = _min_similarity(request)
     exact = {hit.key: hit for hit in ranked if hit.exact}
+    failed = {hit.key for hit in ranked if hit.failed}
     candidates: dict[tuple[int, int], Hit] = {}
     if sims.numbered is not pending.numbered:  # the store grew meanwhile: rows of its texts
         rows = KeyRows.of(view.searcher, [hit.address for hit in window], sims.numbered)
@@ -178,6 +179,7 @@ def with_meaning(
                 similarity=similarity,
                 semantic_match=True,
                 exact=key in exact,
+                failed=key in failed,
                 lead=key in exact and exact[key].lead,
                 turn=exact[key].turn if key in exact else 0,
             )
@@ -189,7 +191,8 @@ def with_meaning(
     explained = window[0].coverage if window else 0.0
     fused = fuse(list(candidates.values()), semantic_weight(explained))
     fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
-    fused.sort(key=lambda hit: (not hit.lead, not hit.exact))  # stable: leads, exact, the rest
+    # stable: leads, exact, failures named, the rest
+    fused.sort(key=lambda hit: (not hit.lead, not hit.exact, not hit.failed))
     semantic_only = sum(1 for key in found if key not in matching)
     return fused, total + semantic_only, sims
 

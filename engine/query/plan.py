@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 import tantivy
 
-from analyzers import QueryTerm, SynonymTable, analyze_query, names_nothing, split_identifier
+from analyzers import (
+    QueryTerm,
+    SynonymTable,
+    analyze_query,
+    failures_named,
+    names_nothing,
+    split_identifier,
+)
 from engine.index import DOC_STEP, FIELD_BOOSTS
 from engine.query.term_counts import TermCounts
 from engine.query.vocabulary import TypoVocabulary
@@ -76,6 +83,9 @@ class PlannedQuery:
     document holding one in any field is an exact match and ranks above every partial match."""
     concepts: tuple[Concept, ...] = ()
     """Per query word, in `concept_tokens` order: how an answer's coverage names it."""
+    failures: tuple[str, ...] = ()
+    """The failure kinds the query names (`analyzers.failures_named`): its failed steps of
+    those kinds rank above the rest (`engine.search.step_search._tiers`)."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -166,6 +176,7 @@ def plan_query(
         concept_tokens,
         frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
         _concepts(base, list(terms.values()), keys, held),
+        failures_named(text),
     )
 
 

@@ -144,7 +144,7 @@ def search(
         # A later tier is read only as far as the page reaches past the earlier ones (the
         # successors' tiers take turns: each is read as far as the page reaches).
         need = end if tier.lead else end - total
-        hits, count = _rank_tier(view, tier.query, covers, need, now_ms=now_ms, exact=tier.exact)
+        hits, count = _rank_tier(view, tier, covers, need, now_ms)
         if tier.lead:
             leads.append(hits)
         else:
@@ -261,6 +261,8 @@ class _Tier:
     """Its hits hold a whole identifier the query typed (or what it became)."""
     lead: bool = False
     """Its hits worked with what an identifier the query typed was renamed to."""
+    failed: bool = False
+    """Its hits failed with an error of a kind the query names (`analyzers.failures_named`)."""
 
 
 def _tiers(
@@ -270,35 +272,44 @@ def _tiers(
     query typed was renamed, the steps that worked with what it became (`_successors`); then
     the exact matches — steps holding a whole identifier the query typed, in any field and
     any spelling (target, visible testIds, labels…), or acting on what such a target was
-    renamed to — then the rest.
+    renamed to — then, when the query names a failure (`timed out`, `connection refused`:
+    `analyzers.failures_named`), the steps that failed with an error of that kind; then the
+    rest. Each tier leaves out the hits of the tiers before it.
 
     An exact id must beat partial matches of its parts however the fields weigh: a testId that
     was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
-    two of its three parts. A query without a compound identifier has one tier.
+    two of its three parts. A failure named must beat the successes of the same action: "why
+    did the confirm click time out" asks for the clicks that timed out, which the many clicks
+    on confirm that worked would otherwise bury (their flow, screen and target match too). A
+    query without a compound identifier or a failure named has one tier.
     """
     schema = view.schema
     scored = scored_query(schema, plan.clauses)
-    exact = plan.exact_clauses()
-    if not exact:
-        return [_Tier(tantivy.Query.boolean_query([*filters, (tantivy.Occur.Must, scored)]))]
-    holds = tantivy.Query.boolean_query(
-        [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *_renamed_to(view, exact))]
-    )
     tiers: list[_Tier] = []
-    leads: list[tantivy.Query] = []
-    for successor in _successors(view, renames):  # each successor's steps once
-        before = [(tantivy.Occur.MustNot, q) for q in leads]
-        lead = [(tantivy.Occur.Must, unscored(successor)), (tantivy.Occur.Should, scored)]
-        tiers.append(_Tier(tantivy.Query.boolean_query([*filters, *lead, *before]), True, True))
-        leads.append(successor)
-    not_leads = [(tantivy.Occur.MustNot, q) for q in leads]
-    found = [(tantivy.Occur.Must, unscored(holds)), (tantivy.Occur.Should, scored)]
-    rest = [(tantivy.Occur.Must, scored), (tantivy.Occur.MustNot, holds)]
-    return [
-        *tiers,
-        _Tier(tantivy.Query.boolean_query([*filters, *found, *not_leads]), True),
-        _Tier(tantivy.Query.boolean_query([*filters, *rest, *not_leads])),
-    ]
+    before: list[tantivy.Query] = []  # the hits of earlier tiers, left out of later ones
+
+    def tier(first: tantivy.Query, **kind: bool) -> None:
+        earlier = [(tantivy.Occur.MustNot, q) for q in before]
+        found = [(tantivy.Occur.Must, unscored(first)), (tantivy.Occur.Should, scored)]
+        tiers.append(_Tier(tantivy.Query.boolean_query([*filters, *found, *earlier]), **kind))
+        before.append(first)
+
+    exact = plan.exact_clauses()
+    if exact:
+        for successor in _successors(view, renames):  # each successor's steps once
+            tier(successor, exact=True, lead=True)
+        holds = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, q)
+                for q in (holds_any(schema, exact), *_renamed_to(view, exact))
+            ]
+        )
+        tier(holds, exact=True)
+    if plan.failures:
+        kinds = tantivy.Query.term_set_query(schema, "failure", list(plan.failures))
+        tier(all_of(term(schema, "ok", "false"), kinds), failed=True)
+    rest = [(tantivy.Occur.Must, scored), *((tantivy.Occur.MustNot, q) for q in before)]
+    return [*tiers, _Tier(tantivy.Query.boolean_query([*filters, *rest]))]
 
 
 def _renames_of(plan: PlannedQuery, renamed: RenameMap) -> list[RenamedId]:
@@ -385,14 +396,15 @@ def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query
 
 
 def _rank_tier(
-    view: ReadView, query: tantivy.Query, covers: "Coverage", need: int, now_ms: int, exact: bool
+    view: ReadView, tier: _Tier, covers: "Coverage", need: int, now_ms: int
 ) -> tuple[list[Hit], int]:
     """The tier's hits in final order (at least `need` of them when it has that many) and its
     total. The top window is reranked (coverage, outcome, recency, then salience, which never
     lifts a step above an exact one); past it, hits follow in BM25 order, after the window
     whatever their scores, so every page is a slice of one stable ordering."""
     searcher = view.searcher
-    found = searcher.search(query, limit=max(RERANK_WINDOW, need) if need > 0 else 1, count=True)
+    limit = max(RERANK_WINDOW, need) if need > 0 else 1
+    found = searcher.search(tier.query, limit=limit, count=True)
     total = hit_count(found)
     if need <= 0:
         return [], total
@@ -428,7 +440,8 @@ def _rank_tier(
             created[i],
             finals[i],
             score=finals[i],
-            exact=exact,
+            exact=tier.exact,
+            failed=tier.failed,
             coverage=coverages[i],
             held=held[i],
             read=docs[i],
@@ -439,7 +452,16 @@ def _rank_tier(
     past = found.hits[len(head) :]
     past_created = searcher.fast_field_values("created", [address for _, address in past])
     ranked += [
-        Hit(doc_key(address), address, view, int(when or 0), score, score=score, exact=exact)
+        Hit(
+            doc_key(address),
+            address,
+            view,
+            int(when or 0),
+            score,
+            score=score,
+            exact=tier.exact,
+            failed=tier.failed,
+        )
         for (score, address), when in zip(past, past_created, strict=True)
     ]
     return ranked, total
