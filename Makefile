@@ -90,6 +90,7 @@ bench-quality: $(RUN_STAMP)
 		--queries scripts/eval/queries_paraphrase_dev.jsonl \
 		--queries scripts/eval/queries_paraphrase_holdout.jsonl \
 		--queries scripts/eval/queries_agent_dev.jsonl \
+		--queries scripts/eval/queries_errors_dev.jsonl \
 		--queries scripts/eval/blind/queries_blind.jsonl \
 		--queries scripts/eval/queries_nothing.jsonl \
 		--queries scripts/eval/queries_bad_input.jsonl

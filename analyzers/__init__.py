@@ -5,7 +5,14 @@ exactly the token a query looks for.
 """
 
 from analyzers.analyze import QueryTerm, analyze, analyze_query, names_something
-from analyzers.errors import FAILURES, error_words, failure_kinds, failures_named, plain_failures
+from analyzers.errors import (
+    FAILURES,
+    error_words,
+    failure_kinds,
+    failures_named,
+    names_a_failure,
+    plain_failures,
+)
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
@@ -33,6 +40,7 @@ __all__ = [
     "failures_named",
     "glossed",
     "max_typo_edits",
+    "names_a_failure",
     "names_nothing",
     "names_something",
     "plain_failures",

@@ -26,6 +26,13 @@ from analyzers.text import lower_chars, words
 
 FAILED_WORDS = ("failed", "error")
 """What people say of any error, whatever its kind ("why did the unlock fail")."""
+FAILED_SAYS = (
+    *("fail", "fails", "failed", "failing", "failure", "failures"),
+    *("didn't work", "did not work", "doesn't work", "does not work"),
+)
+"""What people say of an action that failed, whatever the error: a query holding one asks for
+the failed steps (`names_a_failure`). Not `error`, which also names what a page says (an
+invalid address is an error the page shows, and the step that showed it worked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +143,14 @@ FAILURES: tuple[Failure, ...] = (
         ("refused", "unreachable", "offline"),
         "the site was not running",
     ),
-    # Any other Chromium network error (`net::ERR_NAME_NOT_RESOLVED`, `ERR_INTERNET_DISCONNECTED`,
-    # `ERR_CONNECTION_RESET`, …): its code's words say which; people call them all this (not
-    # indexed as `network`: the wallet's networks are another thing).
+    # Any Chromium network error (`net::ERR_NAME_NOT_RESOLVED`, `ERR_INTERNET_DISCONNECTED`,
+    # `ERR_CONNECTION_RESET`, …): its code's words say which; people call them all network
+    # errors (`network` alone names none in a query: the wallet's networks are another thing).
     Failure(
         "network",
         ("net err",),
         ("network error", "network failure", "network problem"),
-        ("offline",),
+        ("network", "offline"),
     ),
     # The browser tools' `MM_NAVIGATION_FAILED`, Playwright's `page.goto` errors.
     Failure(
@@ -244,3 +251,17 @@ def failures_named(query: str) -> tuple[str, ...]:
     ('timeout',)
     """
     return _kinds(_words(query))
+
+
+def names_a_failure(query: str) -> bool:
+    """Whether a query says that something failed (`FAILED_SAYS`, "why did the unlock fail"),
+    whatever the error: its failed steps rank above those that worked.
+
+    >>> names_a_failure("why did the unlock fail"), names_a_failure("invalid address error")
+    (True, False)
+    """
+    said = _words(query)
+    return any(said[i : i + len(key)] == key for key in _FAILED_KEYS for i in range(len(said)))
+
+
+_FAILED_KEYS = tuple(_words(phrase) for phrase in FAILED_SAYS)

@@ -18,6 +18,7 @@ from analyzers import (
     SynonymTable,
     analyze_query,
     failures_named,
+    names_a_failure,
     names_nothing,
     split_identifier,
 )
@@ -86,6 +87,9 @@ class PlannedQuery:
     failures: tuple[str, ...] = ()
     """The failure kinds the query names (`analyzers.failures_named`): its failed steps of
     those kinds rank above the rest (`engine.search.step_search._tiers`)."""
+    failed: bool = False
+    """The query says something failed, whatever the error (`analyzers.names_a_failure`): its
+    failed steps rank above the rest when it names no kind."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -177,6 +181,7 @@ def plan_query(
         frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
         _concepts(base, list(terms.values()), keys, held),
         failures_named(text),
+        names_a_failure(text),
     )
 
 

@@ -273,8 +273,10 @@ def _tiers(
     the exact matches — steps holding a whole identifier the query typed, in any field and
     any spelling (target, visible testIds, labels…), or acting on what such a target was
     renamed to — then, when the query names a failure (`timed out`, `connection refused`:
-    `analyzers.failures_named`), the steps that failed with an error of that kind; then the
-    rest. Each tier leaves out the hits of the tiers before it.
+    `analyzers.failures_named`), the steps that failed with an error of that kind, or when it
+    only says that something failed ("why did the unlock fail": `analyzers.names_a_failure`),
+    the steps that failed; then the rest. Each tier leaves out the hits of the tiers before
+    it.
 
     An exact id must beat partial matches of its parts however the fields weigh: a testId that
     was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
@@ -305,9 +307,12 @@ def _tiers(
             ]
         )
         tier(holds, exact=True)
+    failed = term(schema, "ok", "false")
     if plan.failures:
         kinds = tantivy.Query.term_set_query(schema, "failure", list(plan.failures))
-        tier(all_of(term(schema, "ok", "false"), kinds), failed=True)
+        tier(all_of(failed, kinds), failed=True)
+    elif plan.failed:
+        tier(failed, failed=True)
     rest = [(tantivy.Occur.Must, scored), *((tantivy.Occur.MustNot, q) for q in before)]
     return [*tiers, _Tier(tantivy.Query.boolean_query([*filters, *rest]))]
 

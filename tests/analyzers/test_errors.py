@@ -12,9 +12,10 @@ from analyzers import (
     error_words,
     failure_kinds,
     failures_named,
+    names_a_failure,
     plain_failures,
 )
-from analyzers.errors import FAILED_WORDS
+from analyzers.errors import FAILED_SAYS, FAILED_WORDS
 
 KINDS = [f.kind for f in FAILURES]
 PHRASES = sorted({(f.kind, p) for f in FAILURES for p in (*f.signs, *f.says)})
@@ -145,3 +146,24 @@ def test_queries_name_the_failures_people_mean(query, kinds) -> None:
 def test_a_step_text_tells_each_kind_that_has_a_sentence_once() -> None:
     said = plain_failures("MM_NAVIGATION_FAILED", "net::ERR_CONNECTION_REFUSED")
     assert said == ["the site was not running", "the page could not be opened"]
+
+
+@given(st.sampled_from(FAILED_SAYS), around, around, case)
+def test_saying_something_failed_names_a_failure_whatever_the_error(said, before, after, cased):
+    assert names_a_failure(f"{before} {cased(said)} {after}")
+
+
+@pytest.mark.parametrize(
+    ("query", "failed"),
+    [
+        ("why did the unlock fail", True),
+        ("the swap didn't work", True),
+        ("MM_CLICK_FAILED when confirming", True),
+        # an error a page shows is no failed step; a word that only starts like one
+        ("recipient address invalid error", False),
+        ("failover network", False),
+        ("send-failed-banner", False),
+    ],
+)
+def test_a_query_says_something_failed(query, failed) -> None:
+    assert names_a_failure(query) is failed

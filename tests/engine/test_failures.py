@@ -73,6 +73,13 @@ def test_a_failure_named_as_people_say_it_ranks_its_failed_step_first(
     assert page.results[0].ok is False
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_saying_an_action_failed_ranks_its_failed_steps_first(kb: Knowledge, mode: str) -> None:
+    """No kind of error named: every failed step of that action comes before its successes."""
+    ids = [r.stepId for r in kb.search("why did the continue click fail", mode=mode).results]
+    assert set(ids[:2]) == {"mm-failing/0004-mm_click", "mm-failing/0005-mm_click"}
+
+
 def test_the_failed_step_ranks_above_every_success_of_the_same_action(kb: Knowledge) -> None:
     """The confirm clicks that worked match `confirm` and `click` in their flow, goal, screen
     and target; the one that timed out also holds `time out`, and comes before all of them."""
