@@ -73,7 +73,6 @@ RAW_FIELDS = (
     "fixture_preset",
     "context",
     "ok",
-    "failure",  # the kinds of a step's error (`analyzers.failure_kinds`)
     "target_id",
     "superseded",
     "recalled",
@@ -82,6 +81,10 @@ RAW_FIELDS = (
     "sem_screen",
     "sem_session",
 )
+ADDED_RAW_FIELDS = ("failure",)
+"""Exact-match fields added since: the kinds of a step's error (`analyzers.failure_kinds`).
+Built after every other field, so that each older field keeps its field number: an engine of an
+older schema can search this one's index (`scripts/bench_search_ab.py` pairs the two)."""
 SEMANTIC_KEY_FIELDS = ("sem_step", "sem_screen", "sem_session")
 """Keys of a step's texts in the generation's vector store (`engine.embedding.vectors`), per memory
 type."""
@@ -114,4 +117,6 @@ def build_schema() -> tantivy.Schema:
         builder.add_unsigned_field(name, fast=True)
     builder.add_bytes_field("payload", stored=True)  # what a result shows (JSON)
     builder.add_bytes_field("rank", stored=True)  # what the reranker reads (see documents.py)
+    for name in ADDED_RAW_FIELDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
