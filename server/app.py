@@ -24,15 +24,15 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from engine import KnowhowError, Result
 from server.arguments import values_from_text
 from server.envelope import envelope
-from server.http import MCP_PATH, build_http_app
-from server.http_limits import backlog, bounded_protocol
-from server.log_limit import RepeatLimit
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
-from server.stdio import AnsweredReadStream
 from server.tools.browser import BROWSER_TOOLS
 from server.tools.knowledge import TOOLS
 from server.tools.spec import ToolSpec
+from server.transport.http import MCP_PATH, build_http_app
+from server.transport.http_limits import backlog, bounded_protocol
+from server.transport.log_limit import RepeatLimit
+from server.transport.stdio import AnsweredReadStream
 from server.version import knowhow_version
 
 log = logging.getLogger(__name__)

@@ -239,3 +239,14 @@ def test_server_parts_import_each_other_one_way() -> None:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as exc:
         pytest.fail(f"server/ imports around a circle: {' -> '.join(exc.args[1])}")
+
+
+def test_the_transport_knows_neither_tools_nor_state() -> None:
+    """`server/transport/` is how messages reach the server and what a client may cost it: it
+    reads the settings and nothing else of the server, so `server.app` alone wires it."""
+    used: set[str] = set()
+    for _, path in modules(("server",)):
+        if path.parent == ROOT / "server" / "transport":
+            for _, module, names in imports(path):
+                used |= server_parts_imported(module, names)
+    assert used - {"server.transport"} == {"server.settings"}

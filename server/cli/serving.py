@@ -65,8 +65,8 @@ def serve(
 
     from server.app import serve as run_server
     from server.browser import InvalidScreenRules, load_screen_rules
-    from server.http import UnsafeBinding
     from server.settings import ServerSettings
+    from server.transport.http import UnsafeBinding
 
     given: dict[str, Any] = {"transport": transport, "host": host, "port": port, "token": token}
     given |= {"tool_prefix": tool_prefix, "root": root, "index": index_dir}

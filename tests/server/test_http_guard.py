@@ -9,8 +9,14 @@ from pydantic import SecretStr
 from starlette.types import Message, Receive, Scope, Send
 
 from server.app import create_server
-from server.http import HttpGuard, UnsafeBinding, build_http_app, origin_allowed, token_matches
 from server.settings import ServerSettings
+from server.transport.http import (
+    HttpGuard,
+    UnsafeBinding,
+    build_http_app,
+    origin_allowed,
+    token_matches,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -3,7 +3,7 @@ and the first one after says how many were left out."""
 
 import logging
 
-from server.log_limit import BURST, WINDOW_SECONDS, RepeatLimit
+from server.transport.log_limit import BURST, WINDOW_SECONDS, RepeatLimit
 
 
 def record(message: str, *args: object) -> logging.LogRecord:

@@ -18,7 +18,7 @@ import mcp_types as types
 import pytest
 from pydantic import ValidationError
 
-from server.stdio import malformed_reply
+from server.transport.stdio import malformed_reply
 from tests.server.mcp_helpers import REPO, START_TIMEOUT, knowhow_command, serve_args, stop
 
 REPLY_TIMEOUT = 30.0
