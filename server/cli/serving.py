@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 
 from engine import KnowhowError, NotFound
@@ -61,8 +62,6 @@ def serve(
     ] = 0,
 ) -> None:
     """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
-    from pydantic import ValidationError
-
     from server.app import serve as run_server
     from server.browser import InvalidScreenRules, load_screen_rules
     from server.settings import ServerSettings
@@ -90,9 +89,22 @@ def serve(
     except KnowhowError as exc:
         err.print("[red]cannot serve[/red]:", escape(f"{exc.code}: {exc.message}"))
         raise typer.Exit(2) from None
-    except (ValidationError, UnsafeBinding, InvalidScreenRules) as exc:
+    except ValidationError as exc:
+        err.print("[red]cannot serve[/red]:", escape(_bad_setting(exc, given)))
+        raise typer.Exit(2) from None
+    except (UnsafeBinding, InvalidScreenRules) as exc:
         err.print("[red]cannot serve[/red]:", escape(str(exc)))
         raise typer.Exit(2) from None
+
+
+def _bad_setting(exc: ValidationError, options: dict[str, Any]) -> str:
+    """The first bad setting in one line, by its option and environment variable (pydantic's
+    report is four lines and a URL)."""
+    first = exc.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else "settings"
+    env = f"KNOWHOW_{field.upper()}"
+    named = f"--{field.replace('_', '-')} ({env})" if field in options else env
+    return f"MM_INVALID_INPUT: {named}: {first['msg']}"
 
 
 @answers()

@@ -244,3 +244,25 @@ def test_help_names_the_environment_of_root_and_index() -> None:
         text = " ".join(runner.invoke(app, [name, "--help"], env={"COLUMNS": "250"}).stdout.split())
         if "--root" in text:
             assert "env KNOWHOW_ROOT" in text and "env KNOWHOW_INDEX" in text, name
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "field"),
+    [
+        (["--transport", "http", "--port", "99999"], {}, "--port (KNOWHOW_PORT)"),
+        (["--transport", "tcp"], {}, "--transport (KNOWHOW_TRANSPORT)"),
+        ([], {"KNOWHOW_PORT": "eighty"}, "--port (KNOWHOW_PORT)"),
+        (["--tool-prefix", "mm-"], {}, "--tool-prefix (KNOWHOW_TOOL_PREFIX)"),
+        ([], {"KNOWHOW_HTTP_MAX_SESSIONS": "0"}, "KNOWHOW_HTTP_MAX_SESSIONS"),
+    ],
+)
+def test_serve_refuses_a_bad_setting_in_one_line(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str], field: str
+) -> None:
+    """A bad setting printed pydantic's report (four lines and a URL) instead of knowhow's."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli("serve", *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"cannot serve: MM_INVALID_INPUT: {field}: "), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "pydantic" not in result.stderr
