@@ -38,7 +38,7 @@ sessions' decisions while a testId's verdict stands).
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from sys import intern
@@ -400,17 +400,36 @@ def _first_after(rows: list[tuple[Any, ...]], since: int) -> int:
     return bisect.bisect_right(rows, since, key=itemgetter(0))
 
 
-def _insert(rows: list[Any], row: tuple[Any, ...], bulk: bool) -> None:
+ActionRow = tuple[int, str, Action]
+"""(ts, step id, action). The actions of one batch share its time and step id: such rows are
+ordered by those two alone and keep the batch's order among themselves (an `Action` has no
+order of its own)."""
+_ROW_TIME = itemgetter(0, 1)
+
+
+def _whole(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return row
+
+
+def _insert(
+    rows: list[Any], row: tuple[Any, ...], bulk: bool, key: Callable[[Any], Any] = _whole
+) -> None:
+    """`row` into `rows`, ordered by `key` (after the rows it ties with); `bulk`: appended,
+    for `ScreenFacts.settle` to order."""
     if bulk:
-        rows.append(row)  # sorted by `ScreenFacts.settle`
+        rows.append(row)
     else:
-        bisect.insort(rows, row)
+        bisect.insort(rows, row, key=key)
 
 
-def _remove_row(rows: list[tuple[Any, ...]], row: tuple[Any, ...]) -> None:
-    at = bisect.bisect_left(rows, row)
-    if at < len(rows) and rows[at] == row:
-        del rows[at]
+def _remove_row(rows: list[Any], row: tuple[Any, ...], key: Callable[[Any], Any] = _whole) -> None:
+    """`row` out of `rows` (ordered by `key`), if it is there."""
+    at = bisect.bisect_left(rows, key(row), key=key)
+    while at < len(rows) and key(rows[at]) == key(row):
+        if rows[at] == row:
+            del rows[at]
+            return
+        at += 1
 
 
 @dataclass
@@ -448,7 +467,7 @@ class ScreenFacts:
     first_named: dict[str, Extreme[tuple[str, str]]] = field(default_factory=dict)
     """testId -> per session with a named sighting, (role, name) (the first session id wins:
     the identity of an element never acted on by name)."""
-    failures: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
+    failures: dict[str, list[ActionRow]] = field(default_factory=dict)
     """testId -> its failures as not there (`MISSING`) as (ts, step id, action), in order."""
     first_used: dict[str, Extreme[None]] = field(default_factory=dict)
     """testId -> per session, the first time it was seen or worked there (the earliest wins)."""
@@ -460,7 +479,7 @@ class ScreenFacts:
     """(version, renames) of the last `renames()`."""
     sighted: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
     """name -> sightings under that name as (first seen, session id, testId), in that order."""
-    succeeded: dict[str, list[tuple[int, str, Action]]] = field(default_factory=dict)
+    succeeded: dict[str, list[ActionRow]] = field(default_factory=dict)
     """name -> successful actions on an element of that name as (ts, step id, action)."""
     verdicts: dict[str, tuple[str, str] | None] = field(default_factory=dict)
     """testId -> its verdict as last written by the live writer, (superseded by, evidence) or
@@ -505,16 +524,18 @@ class ScreenFacts:
 
     def settle(self) -> None:
         """Order the rows after a `bulk` of adds."""
-        lists: list[list[Any]] = [*self.sighted.values(), *self.succeeded.values()]
-        for rows in [*lists, *self.failures.values()]:
-            rows.sort()
+        for sightings in self.sighted.values():
+            sightings.sort()
+        for rows in [*self.succeeded.values(), *self.failures.values()]:
+            rows.sort(key=_ROW_TIME)
 
     def _add_action(
         self, sid: str, action: Action, last: dict[str, int], latest: dict[str, Action], bulk: bool
     ) -> None:
         test_id, name = action.test_id, action.name
         if action.ok and name:
-            _insert(self.succeeded.setdefault(name, []), (action.ts, action.step_id, action), bulk)
+            row = (action.ts, action.step_id, action)
+            _insert(self.succeeded.setdefault(name, []), row, bulk, _ROW_TIME)
         if not test_id:
             return
         self.acted.setdefault(test_id, {}).setdefault(sid, []).append(action)
@@ -528,7 +549,7 @@ class ScreenFacts:
         elif action.error_code in MISSING:
             self.missed.add(test_id)
             row = (action.ts, action.step_id, action)
-            _insert(self.failures.setdefault(test_id, []), row, bulk)
+            _insert(self.failures.setdefault(test_id, []), row, bulk, _ROW_TIME)
 
     def _name(self, test_id: str, name: str) -> None:
         self.named.setdefault(name, set()).add(test_id)
@@ -556,7 +577,8 @@ class ScreenFacts:
         self.sessions.pop(sid, None)
         for action in session.actions.get(self.screen, []):
             if action.ok and action.name:
-                _remove_row(self.succeeded[action.name], (action.ts, action.step_id, action))
+                row = (action.ts, action.step_id, action)
+                _remove_row(self.succeeded[action.name], row, _ROW_TIME)
             if not action.test_id:
                 continue
             _drop(self.acted, action.test_id, sid)
@@ -565,7 +587,7 @@ class ScreenFacts:
                 self.worked[action.test_id] -= 1
             elif action.error_code in MISSING:
                 row = (action.ts, action.step_id, action)
-                _remove_row(self.failures[action.test_id], row)
+                _remove_row(self.failures[action.test_id], row, _ROW_TIME)
         for test_id in used:
             for index in (self.last_used, self.first_used, self.latest_named):
                 if test_id in index:

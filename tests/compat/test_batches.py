@@ -232,3 +232,20 @@ def test_a_failed_batch_of_one_action_failed_in_that_action(kb: Knowledge) -> No
         "testId:send-amount-field",
         None,
     )
+
+
+def test_a_batch_acting_twice_on_one_element_is_indexed_and_updated(kb: Knowledge) -> None:
+    """Its two actions share the batch's time and step id: supersede detection keeps both
+    (they once made a full build fail), also as the session changes."""
+    session = Session("mm-twice-a", FIXED_NOW - timedelta(hours=5), flow_tags=["swap"])
+    session.step(Act("describe_screen"), HOME)
+    session.batch(SWAP_ACTS[1:], SWAP)
+    ids = write_new(kb.root, session)
+    assert kb.index().skipped == []
+    top = kb.search("coin-overview-swap").steps()[0]
+    assert top.stepId == ids[1]
+    assert top.batch is not None and [a.tool for a in top.batch] == ["wait_for", "click"]
+    session.batch(SWAP_ACTS[1:], SWAP)
+    ids = write_new(kb.root, session)
+    assert kb.index().sessions_indexed == 1
+    assert {s.stepId for s in kb.search("coin-overview-swap").steps()} >= set(ids[1:])
