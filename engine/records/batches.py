@@ -143,6 +143,13 @@ def entry_records(record: StepRecord) -> list[StepRecord] | None:
     return records
 
 
+NO_OBSERVATION = Observation()
+"""The observation of every action of a batch: one object, so that what is derived from an
+observation and remembered by its identity (`engine.core.ByIdentity`) is derived once, and
+the actions of many batches do not push the shared observations of steps out of those
+memories. Never changed (records are copied, never changed in place)."""
+
+
 def as_record(batch: StepRecord, action: InnerAction, outcome: ActionOutcome) -> StepRecord:
     """An action of a batch as a record of its own: the batch's time and session, the
     action's tool, input and target, and no observation (the batch's is after its last
@@ -154,7 +161,7 @@ def as_record(batch: StepRecord, action: InnerAction, outcome: ActionOutcome) ->
         sessionId=batch.sessionId,
         tool=ToolCall(name=action.tool, input=action.input, target=action.target),
         outcome=Outcome(ok=outcome == "ok", error=error),
-        observation=Observation(),
+        observation=NO_OBSERVATION,
     )
 
 

@@ -13,7 +13,8 @@ them unreadable), only the listed nodes are known.
 import re
 from collections.abc import Sequence
 
-from engine.records.models import A11yNode, A11ySnapshot, StepRecord
+from engine.core import OBSERVATIONS_CACHED, ByIdentity
+from engine.records.models import A11yNode, A11ySnapshot, Observation, StepRecord
 
 _REF = re.compile(r"e(\d+)")
 
@@ -30,7 +31,28 @@ def completed(record: StepRecord, before: Sequence[A11yNode] | None) -> StepReco
     diff = diff_of(record)
     if diff is None:
         return record
-    listed = record.observation.a11y.nodes
+    known = _completions(record.observation)
+    key = id(before) if before else 0
+    if key not in known:
+        known[key] = (before, _whole(record.observation, diff, before))
+    return record.model_copy(update={"observation": known[key][1]})
+
+
+_completions: ByIdentity[Observation, dict[int, tuple[object, Observation]]] = ByIdentity(
+    lambda _: {}, OBSERVATIONS_CACHED
+)
+"""Diff-mode observation -> id of the snapshot before -> (that snapshot, the whole
+observation). Parsed observations are shared by the records that hold the same one, and so
+are the snapshots before them (`knowledge_root.parse_step`): agents see the same screens
+again and again. The whole observation is made once per pair and shared in turn, so what is
+derived from it by identity (`engine.index.documents.observed`, the secrets it shows) is
+derived once too. Each entry holds its snapshot, so no other object can take its id."""
+
+
+def _whole(
+    observation: Observation, diff: dict[str, object], before: Sequence[A11yNode] | None
+) -> Observation:
+    listed = observation.a11y.nodes
     nodes = list(listed)
     removed = diff.get("removed")
     unchanged = diff.get("unchanged")
@@ -39,9 +61,7 @@ def completed(record: StepRecord, before: Sequence[A11yNode] | None) -> StepReco
         carried = [n for n in before if n.ref not in gone]
         if len(carried) == unchanged:
             nodes = _in_page_order(carried + nodes)
-    a11y = A11ySnapshot(nodes=nodes)
-    observation = record.observation.model_copy(update={"a11y": a11y})
-    return record.model_copy(update={"observation": observation})
+    return observation.model_copy(update={"a11y": A11ySnapshot(nodes=nodes)})
 
 
 def _in_page_order(nodes: list[A11yNode]) -> list[A11yNode]:
