@@ -115,7 +115,7 @@ def read_corpus(root: Path) -> float:
     return time.perf_counter() - started
 
 
-def bench_build(root: Path, work: Path, size: int) -> dict:
+def bench_build(root: Path, work: Path, size: int | str) -> dict:
     """Full rebuild into an empty dir (wall and engine seconds, index size), after reading
     the corpus once (`read_corpus`)."""
     index = work / f"index-speed-{size}"
@@ -140,7 +140,14 @@ def bench_build(root: Path, work: Path, size: int) -> dict:
 
 
 def bench_search(
-    root: Path, work: Path, size: int, queries: Path, repeats: int, k: int, mode: str, tag: str = ""
+    root: Path,
+    work: Path,
+    size: int | str,
+    queries: Path,
+    repeats: int,
+    k: int,
+    mode: str,
+    tag: str = "",
 ) -> dict:
     """`repeats` batch-search runs in one mode: median of each percentile, highest peak RSS
     (`tag`: added to the names of the run's files)."""

@@ -393,13 +393,35 @@ def write(root: Path, session: Session, fmt: Format, *, diff: bool = False) -> l
     return write_old(root, session) if fmt == "old" else write_new(root, session, diff=diff)
 
 
-def convert_root(old_root: Path, new_root: Path, *, diff: bool = True) -> dict[str, int]:
-    """Rewrite a knowledge root of old records (`gen_corpus.py`'s) as today's: the same steps,
-    one file each, with bare tool names, timestamp file names, `context`, `environment`,
-    `launch`/`build` in `session.json` and (with `diff`) diff-mode observations. A file that is
-    not a readable step record is copied as it is, under its own name (the corpus has such
-    files on purpose). Returns counts of what was converted and copied."""
-    counts = {"sessions": 0, "steps": 0, "copied": 0}
+BATCHED = frozenset({"click", "type", "wait_for"})
+"""Actions `convert_root` folds into `run_steps` batches when they follow each other."""
+BATCH_SIZE = 5
+"""At most this many actions per converted batch (runs longer than that are cut)."""
+
+
+@dataclass
+class Conversion:
+    """What `convert_root` wrote: counts, and the old steps each new one holds."""
+
+    counts: dict[str, int]
+    """sessions, steps (new records), actions (old steps they hold), batches, copied files."""
+    sources: dict[str, list[str]]
+    """New step id -> the ids of the old steps it holds (several: a batch), in order."""
+
+
+def convert_root(
+    old_root: Path, new_root: Path, *, diff: bool = True, batches: bool = False
+) -> Conversion:
+    """Rewrite a knowledge root of old records (`gen_corpus.py`'s) as today's: the same steps
+    with bare tool names, timestamp file names, `context`, `environment`, `launch`/`build` in
+    `session.json` and (with `diff`) diff-mode observations. With `batches`, each run of two or
+    more successive clicks, types and waits that all worked (`BATCHED`, at most `BATCH_SIZE`
+    at a time) becomes one `run_steps` record, as an agent batching them would leave it: the
+    actions as sent (without the defaults validation adds), the time and observation of the
+    last, no target; every other step stays one file. A file that is not a readable step record
+    is copied as it is, under its own name (the corpus has such files on purpose)."""
+    counts = {"sessions": 0, "steps": 0, "actions": 0, "batches": 0, "copied": 0}
+    sources: dict[str, list[str]] = {}
     for folder in sorted(p for p in old_root.iterdir() if p.is_dir()):
         target = new_root / folder.name
         (target / "steps").mkdir(parents=True, exist_ok=True)
@@ -410,17 +432,15 @@ def convert_root(old_root: Path, new_root: Path, *, diff: bool = True) -> dict[s
         last_stamp = ""
         previous: dict[str, Any] | None = None
         steps = folder / "steps"
-        for path in sorted(steps.iterdir()) if steps.is_dir() else []:
-            data = path.read_bytes()
-            try:
-                record = json.loads(data)
-                moment = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
-                tool = record["tool"]["name"].removeprefix("mm_")
-                observed = record["observation"]
-            except (ValueError, KeyError, TypeError, AttributeError):
-                (target / "steps" / path.name).write_bytes(data)
+        paths = sorted(steps.iterdir()) if steps.is_dir() else []
+        for group in _groups(paths, batches):
+            if isinstance(group, Path):
+                (target / "steps" / group.name).write_bytes(group.read_bytes())
                 counts["copied"] += 1
                 continue
+            record = group[0][1] if len(group) == 1 else _batch_record([r for _, r in group])
+            moment = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+            tool = record["tool"]["name"].removeprefix("mm_")
             stamp = file_stamp(moment)
             while stamp <= last_stamp:
                 moment += timedelta(milliseconds=1)
@@ -434,16 +454,95 @@ def convert_root(old_root: Path, new_root: Path, *, diff: bool = True) -> dict[s
                 "tool": record["tool"],
                 "outcome": record["outcome"],
             }
+            observed = record["observation"]
             full = observed if isinstance(observed, dict) else None
             if diff and previous is not None and _has_nodes(full):
                 record["observation"] = diffed(full, previous)  # type: ignore[arg-type]
             (target / "steps" / f"{stamp}-{tool}.json").write_text(json.dumps(record, indent=2))
+            sources[f"{folder.name}/{stamp}-{tool}"] = [f"{folder.name}/{p.stem}" for p, _ in group]
             counts["steps"] += 1
+            counts["actions"] += len(group)
+            counts["batches"] += len(group) > 1
             if tool in OBSERVATION_RESETS:
                 previous = None
             elif _has_nodes(full):
                 previous = full
-    return counts
+    return Conversion(counts, sources)
+
+
+Read = tuple[Path, dict[str, Any]]
+"""A step file and the record it holds."""
+
+
+def _groups(paths: Sequence[Path], batches: bool) -> list[Path | list[Read]]:
+    """A session's step files in order as what `convert_root` writes of them: a path to copy
+    (not a readable record), or the records of one new step (several: a batch)."""
+    groups: list[Path | list[Read]] = []
+    run: list[Read] = []
+
+    def end_run() -> None:
+        for at in range(0, len(run), BATCH_SIZE):
+            chunk = run[at : at + BATCH_SIZE]
+            groups.extend([chunk] if len(chunk) > 1 else [[r] for r in chunk])
+        run.clear()
+
+    for path in paths:
+        record = _readable(path)
+        if record is None:
+            end_run()
+            groups.append(path)
+        elif batches and _batchable(record):
+            run.append((path, record))
+        else:
+            end_run()
+            groups.append([(path, record)])
+    end_run()
+    return groups
+
+
+def _readable(path: Path) -> dict[str, Any] | None:
+    """The step record in `path`, or None when it is not one `convert_root` can convert."""
+    try:
+        record = json.loads(path.read_bytes())
+        datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+        named = isinstance(record["tool"]["name"], str)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return record if named and "observation" in record else None
+
+
+def _batchable(record: dict[str, Any]) -> bool:
+    outcome = record.get("outcome")
+    return (
+        record["tool"]["name"].removeprefix("mm_") in BATCHED
+        and isinstance(outcome, dict)
+        and outcome.get("ok") is True
+    )
+
+
+def _batch_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One `run_steps` record for `records` (old records that all worked), as `write_new`
+    writes a batch: the actions as sent (the target in the arguments, where an agent gives
+    it), the last one's time and observation."""
+    last = records[-1]
+    steps = []
+    for record in records:
+        given, target = record["tool"].get("input"), record["tool"].get("target")
+        args = (
+            {k: v for k, v in given.items() if k != "timeoutMs"} if isinstance(given, dict) else {}
+        )
+        args |= target if isinstance(target, dict) else {}
+        steps.append({"tool": record["tool"]["name"].removeprefix("mm_"), "args": args})
+    durations = [r.get("timing", {}).get("durationMs", 0) for r in records]
+    return {
+        **{k: v for k, v in last.items() if k not in ("tool", "timing", "labels")},
+        "tool": {
+            "name": "run_steps",
+            "input": {"steps": steps, "stopOnError": True, "includeObservations": "all"},
+        },
+        "timing": {"durationMs": sum(d for d in durations if isinstance(d, int | float))},
+        "labels": labels("run_steps", None, True),
+    }
 
 
 def _has_nodes(observation: dict[str, Any] | None) -> bool:
