@@ -55,15 +55,24 @@ def all_indexed(kb: Knowledge, count: int) -> None:
     assert listed.total == count
 
 
-def test_steps_that_is_not_a_list(kb: Knowledge, session: list[str]) -> None:
-    path = put(
-        kb,
-        "20260115-110000-000-run_steps.json",
-        batch_record({"tool": "click", "args": {"testId": "coin-overview-send"}}),
-    )
+@pytest.mark.parametrize(
+    ("steps", "said"),
+    [
+        ({"tool": "click", "args": {"testId": "coin-overview-send"}}, "dict, not a list"),
+        ("click coin-overview-send", "str, not a list"),
+        (None, "missing"),
+    ],
+)
+def test_steps_that_is_not_a_list(
+    kb: Knowledge, session: list[str], steps: object, said: str
+) -> None:
+    path = put(kb, "20260115-110000-000-run_steps.json", batch_record(steps))
     [reason] = warned(kb, path)
-    assert "steps" in reason and "not a list" in reason
+    assert f"tool.input.steps is {said}" in reason
     all_indexed(kb, len(session) + 1)
+    # the batch's own observation is still knowledge: what the screen showed after it
+    shown = kb.search("coin-overview-send").steps()
+    assert f"{SESSION}/20260115-110000-000-run_steps" in {s.stepId for s in shown}
 
 
 def test_an_inner_step_without_a_tool(kb: Knowledge, session: list[str]) -> None:
@@ -96,6 +105,8 @@ def test_a_batch_of_ten_thousand_inner_steps(kb: Knowledge, session: list[str]) 
     assert kb.search("row-0").steps()[0].stepId == f"{SESSION}/20260115-110000-000-run_steps"
     row = kb.search("row-0").steps()[0]
     assert row.batch is not None and len(row.batch) <= 100
+    last_read = kb.search("row-99").steps()[0]
+    assert "batch[99].testId:row-99" in (last_read.matchedFields or [])
 
 
 @pytest.mark.parametrize("name", ["click.json", "my-step.json", "2026-01-15-click.json"])
