@@ -933,26 +933,32 @@ LONG_TEMPLATE: dict[str, Path] = {}
 
 def build_long_session(base: Path, env: dict[str, str]) -> None:
     """The 50,000-step root and its index (`knowhow index`), built once a run, before the
-    attacks that copy it (untimed: the build takes minutes)."""
+    attacks that copy it (untimed: the build takes minutes). Built in `<base>/long`, then kept
+    as it was built in `<base>/long-built` (`long_session_copy` puts it back)."""
     if "work" in LONG_TEMPLATE:
         return
-    template = Path(tempfile.mkdtemp(prefix="long-", dir=base))
-    write_long_session(template / "root", LONG_SESSION, LONG_STEPS)
-    built = (template / "root", template / "index")
+    place = base / "long"
+    root, index = place / "root", place / "index"
+    write_long_session(root, LONG_SESSION, LONG_STEPS)
     subprocess.run(
-        [*knowhow_cmd(), "index", "--json", "--root", str(built[0]), "--index", str(built[1])],
+        [*knowhow_cmd(), "index", "--json", "--root", str(root), "--index", str(index)],
         capture_output=True,
         env=env,
         check=True,
     )
-    LONG_TEMPLATE["work"] = template
+    shutil.copytree(place, base / "long-built")  # copy2: the files keep their mtimes
+    LONG_TEMPLATE["work"] = place
 
 
 def long_session_copy(arena: Arena) -> None:
-    """A copy of the 50,000-step root and index (`build_long_session`) in this arena."""
-    template = LONG_TEMPLATE["work"]
-    shutil.copytree(template / "root", arena.root)
-    shutil.copytree(template / "index", arena.index)
+    """This arena becomes the 50,000-step root and index as built (`build_long_session`), at
+    the path it was built at: an index names the root it was built from, and a server given
+    it with a root at another path rebuilds it (an index of another root), which is not what
+    these attacks measure."""
+    place = LONG_TEMPLATE["work"]
+    shutil.rmtree(place, ignore_errors=True)
+    shutil.copytree(place.with_name("long-built"), place)
+    arena.work = place
 
 
 def memory_mb(pid: int, field_name: str) -> int:

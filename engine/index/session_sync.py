@@ -8,7 +8,7 @@ whose folder is gone is dropped. One commit per call. Used by the live index's w
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -21,6 +21,7 @@ from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_document
 from engine.index.indexer import SyncReport
 from engine.records import (
     FileSig,
+    Frontier,
     KnowledgeStore,
     Listing,
     LoadedSession,
@@ -28,7 +29,7 @@ from engine.records import (
     SessionFacts,
     SessionMetadata,
     files_signature,
-    follows,
+    frontier,
     list_session,
     name_order,
     step_id_for,
@@ -53,6 +54,8 @@ class IndexedSession:
     meta_sig: FileSig
     decisions_sig: FileSig | None
     files: dict[str, FileSig]
+    names: Frontier | None
+    """Where new step files must come to follow `files` (None: they can tell no order)."""
     context: SessionContext
     seq: int
     metadata: SessionMetadata
@@ -97,11 +100,14 @@ def sync_sessions(
     session_ids: Iterable[str],
     cache: AppendCache | None = None,
     progress: Callable[[], None] | None = None,
+    indexed_facts: Mapping[str, SessionFacts] | None = None,
 ) -> LiveReport:
     """Bring these sessions up to date, then commit once: a session whose folder is gone is
     dropped; one that only gained step files gets just those (with a cache);
     any other is re-indexed whole. `progress` is called after each session (the writer's
-    lease heartbeat)."""
+    lease heartbeat). `indexed_facts` are the sessions' facts as indexed, when the caller
+    holds them (the live writer's ledger): a session `seeded` from the manifest then takes
+    its facts from there instead of decoding them again (they are never changed)."""
     started = time.perf_counter()
     report = LiveReport()
     for session_id in sorted(set(session_ids)):
@@ -111,7 +117,10 @@ def sync_sessions(
             report.facts[session_id] = None
             if cache is not None:
                 cache.put(session_id, None)
-        elif not (cache is not None and _append(store, writer, session_id, cache, report)):
+        elif not (
+            cache is not None
+            and _append(store, writer, session_id, cache, report, indexed_facts or {})
+        ):
             _reindex(store, writer, session_id, cache, report)
         if progress is not None:
             progress()
@@ -159,6 +168,7 @@ def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> In
         loaded.meta_sig,
         listing.decisions_sig,
         files,
+        frontier(list(files)),
         context,
         len(loaded.steps),
         loaded.metadata,
@@ -167,7 +177,11 @@ def remember(loaded: LoadedSession, listing: Listing, facts: SessionFacts) -> In
 
 
 def seeded(
-    store: KnowledgeStore, writer: IndexWriter, session_id: str, listing: Listing
+    store: KnowledgeStore,
+    writer: IndexWriter,
+    session_id: str,
+    listing: Listing,
+    held: SessionFacts | None = None,
 ) -> IndexedSession | None:
     """The cache entry of a session indexed before this writer's tenure, rebuilt without
     indexing it again: a new step of a long session costs what the step costs, not what the
@@ -181,26 +195,30 @@ def seeded(
     unreadable entry, a file that cannot be read) is None: the session is indexed whole."""
     indexed = writer.manifest.session(session_id)
     meta, _ = store.read_metadata(session_id)
-    if indexed is None or meta is None or listing.meta_sig is None or listing.unreadable:
+    if indexed is None or meta is None or listing.meta_sig is None:
+        return None
+    if listing.unreadable or listing.hidden:
         return None
     signature, facts = indexed
     sign = partial(files_signature, listing.meta_sig, listing.decisions_sig)
     order = name_order(list(listing.files))
-    if order is None or sign(listing.files) != listing.signature:
+    if order is None:
         return None
     steps = writer.indexed_steps(session_id)
     for new in dict.fromkeys([len(order) - steps, *range(1, SEED_NEW_FILES + 1)]):
         if not 0 < new <= SEED_NEW_FILES:
             continue
-        files = {name: listing.files[name] for name in order[: len(order) - new]}  # in order
+        names = order[: len(order) - new]
+        files = {name: listing.files[name] for name in names}
         if sign(files) != signature:
             continue
-        context = _context_after(store, session_id, list(files))
+        context = _context_after(store, session_id, names)
         if context is None:
             return None
-        known = SessionFacts.decode(session_id, facts)
+        known = held if held is not None else SessionFacts.decode(session_id, facts)
+        last = frontier(names[-1:])  # names of one form, in order: the last one is the latest
         return IndexedSession(
-            listing.meta_sig, listing.decisions_sig, files, context, steps, meta, known
+            listing.meta_sig, listing.decisions_sig, files, last, context, steps, meta, known
         )
     return None
 
@@ -229,7 +247,7 @@ def tail_documents(
     """Documents of steps appended after `known`, exactly as `session_documents` makes them,
     and the session's facts extended with them (`known` is left unchanged)."""
     context = replace(known.context)  # `advance` rebinds its maps, so the copy is independent
-    facts = SessionFacts.decode(known.facts.session_id, known.facts.encode())
+    facts = known.facts.copy()
     docs = step_documents(steps, known.metadata, context, known.seq, None, facts)
     return docs, context, facts
 
@@ -240,10 +258,13 @@ def _append(
     session_id: str,
     cache: AppendCache,
     report: LiveReport,
+    indexed_facts: Mapping[str, SessionFacts],
 ) -> bool:
     """Index only the new step files of a session, if that is all that changed."""
     listing = list_session(store.root, session_id)
-    known = cache.get(session_id) or seeded(store, writer, session_id, listing)
+    known = cache.get(session_id) or seeded(
+        store, writer, session_id, listing, indexed_facts.get(session_id)
+    )
     if known is None:
         return False
     files = listing.files
@@ -253,9 +274,12 @@ def _append(
         return False  # the whole-session path reports them as skipped
     if any(files.get(n) != s for n, s in known.files.items()):
         return False
-    new = set(files) - set(known.files)
-    if new and not follows(list(known.files), list(new)):
-        return False  # a step inserted before indexed ones changes their context
+    new = [name for name in files if name not in known.files]
+    names = known.names
+    if new:
+        if names is None or not names.admits(new):
+            return False  # a step inserted before indexed ones changes their context
+        names = names.extended(new)
     steps = []
     for name in new:
         try:
@@ -270,7 +294,8 @@ def _append(
     writer.add_documents(session_id, docs, listing.signature, facts.encode())
     indexed = {**known.files, **{name: files[name] for name in new}}
     seq = known.seq + len(docs)
-    cache.put(session_id, replace(known, files=indexed, context=context, seq=seq, facts=facts))
+    grown = replace(known, files=indexed, names=names, context=context, seq=seq, facts=facts)
+    cache.put(session_id, grown)
     report.facts[session_id] = facts
     report.sessions_indexed += 1
     report.steps_indexed += len(docs)

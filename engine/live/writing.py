@@ -182,7 +182,12 @@ class LiveWriter:
             return
         try:
             report = sync_sessions(
-                self.store, writer, session_ids, self._cache, progress=self._lease.beat
+                self.store,
+                writer,
+                session_ids,
+                self._cache,
+                progress=self._lease.beat,
+                indexed_facts=self._ledger.facts,
             )
             if self._skips.update(session_ids - report.appended, report):
                 self._skips.save(writer.path)

@@ -83,7 +83,7 @@ from engine.records.models import (
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
 from engine.records.renames import Known, Rename, Retry, renames_on
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
-from engine.records.step_names import follows, name_order
+from engine.records.step_names import Frontier, frontier, name_order
 from engine.records.supersede import (
     MISSING,
     Action,
@@ -135,6 +135,7 @@ __all__ = [
     "Detected",
     "FactsCollector",
     "FileSig",
+    "Frontier",
     "GitInfo",
     "InnerAction",
     "KnowledgeStore",
@@ -173,7 +174,7 @@ __all__ = [
     "derive_labels",
     "epoch_ms",
     "files_signature",
-    "follows",
+    "frontier",
     "inner_screens",
     "is_secret",
     "judge",

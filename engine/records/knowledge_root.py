@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,9 +75,6 @@ class FileSig:
     mtime_ns: int
     size: int
 
-    def encode(self) -> str:
-        return f"{self.mtime_ns}:{self.size}"
-
 
 @dataclass(slots=True)
 class LoadedStep:
@@ -125,6 +123,11 @@ class Listing:
     counted."""
     content_signature: str = ""
     """`signature` without `superseded.json` (`_Signer.content_hexdigest`)."""
+    hidden: int = 0
+    """Hidden step entries (`.name.json`): signed, never read."""
+
+
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 class _Signer:
@@ -140,8 +143,9 @@ class _Signer:
         """The same without `superseded.json` (`content_hexdigest`)."""
 
     def file(self, name: str, sig: FileSig, *, content: bool = True) -> None:
-        # fsencode: a name that is not UTF-8 (surrogate-escaped) still signs
-        entry = os.fsencode(name) + f":{sig.encode()};".encode()
+        # as os.fsencode: a name that is not UTF-8 (surrogate-escaped) still signs; inline, as
+        # a long session's every name is signed for each new step (`list_session`)
+        entry = b"%b:%d:%d;" % (name.encode(_FS_ENCODING, _FS_ERRORS), sig.mtime_ns, sig.size)
         self._digest.update(entry)
         if content:
             self._content.update(entry)
@@ -173,7 +177,7 @@ def list_session(root: Path, session_id: str) -> Listing:
         return Listing(None, None, {}, signer.hexdigest(), 0, signer.content_hexdigest())
     _sign_folder_files(signer, meta_sig, decisions_sig)
     files: dict[str, FileSig] = {}
-    unreadable = 0
+    unreadable = hidden = 0
     try:
         with folder_inside(Path(root), (session_id, STEPS_DIR)) as folder:
             for entry in _json_entries(folder):
@@ -185,6 +189,7 @@ def list_session(root: Path, session_id: str) -> Listing:
                 signer.file(entry.name, sig)
                 regular = stat.S_ISREG(st.st_mode)
                 if entry.name.startswith("."):
+                    hidden += 1
                     continue
                 if regular and is_readable_name(entry.name):
                     files[entry.name] = sig
@@ -196,7 +201,13 @@ def list_session(root: Path, session_id: str) -> Listing:
         signer.linked("steps")
         unreadable += 1
     return Listing(
-        meta_sig, decisions_sig, files, signer.hexdigest(), unreadable, signer.content_hexdigest()
+        meta_sig,
+        decisions_sig,
+        files,
+        signer.hexdigest(),
+        unreadable,
+        signer.content_hexdigest(),
+        hidden,
     )
 
 

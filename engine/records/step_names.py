@@ -20,6 +20,7 @@ their names: the tool a name ends with never decides which step came first.
 import heapq
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Literal, TypeVar
@@ -93,15 +94,41 @@ def name_order(names: Sequence[str]) -> list[str] | None:
     return [name for (_, place), name in sorted(read, key=lambda r: (r[0][1], r[1]))]
 
 
-def follows(names: Sequence[str], new: Sequence[str]) -> bool:
-    """Whether the `new` step files come after every one of `names` in step order, knowing
-    only the names: all of one form, each new one placed after the last known one (one at
-    the same place may have been taken before it: its time decides)."""
-    forms = {name_form(n) for n in (*names, *new)}
-    if len(forms) != 1 or None in forms:
-        return False
-    last = max(map(_place, names), default=None)
-    return last is None or all(_place(n) > last for n in new)
+@dataclass(frozen=True, slots=True)
+class Frontier:
+    """What tells whether new step files come after every known one of a session, knowing
+    only the names (all of one form, each new one placed after the last known one; one at the
+    same place may have been taken before it: its time decides). Kept while the session grows:
+    reading every name of a long session again for each new step costs what the session does.
+    """
+
+    form: Form | None
+    """None while there are no names."""
+    last: tuple[int, str] | None
+
+    def admits(self, new: Sequence[str]) -> bool:
+        """Whether the `new` names are of this form and each placed after the last one."""
+        read = [_read(name) for name in new]
+        forms = {form for form, _ in read} | ({self.form} if self.form else set())
+        if len(forms) != 1 or None in forms:
+            return False
+        return self.last is None or all(place > self.last for _, place in read)
+
+    def extended(self, new: Sequence[str]) -> "Frontier":
+        """The frontier once the `new` names (that it `admits`) are known too."""
+        read = [_read(name) for name in new]
+        form = self.form or next((form for form, _ in read), None)
+        places = [place for _, place in read] + ([self.last] if self.last else [])
+        return Frontier(form, max(places, default=None))
+
+
+def frontier(names: Sequence[str]) -> Frontier | None:
+    """The frontier of `names` (`Frontier`); None when they are not all of one form."""
+    read = [_read(name) for name in names]
+    forms = {form for form, _ in read}
+    if len(forms) > 1 or None in forms:
+        return None
+    return Frontier(next(iter(forms), None), max((place for _, place in read), default=None))
 
 
 def uses_stamps(names: Sequence[str]) -> bool | None:

@@ -136,6 +136,21 @@ class SessionFacts:
             a.screen for actions in self.actions.values() for a in actions if a.step_id in step_ids
         }
 
+    def copy(self) -> "SessionFacts":
+        """An independent copy, to be extended while this one stays as it is: the lists and
+        sightings a collector changes are new, the actions themselves (frozen) are shared.
+        A long session's facts are copied for each step appended to it, so this is not
+        `decode(encode())`, which reads all of them again."""
+        return SessionFacts(
+            self.session_id,
+            {screen: list(actions) for screen, actions in self.actions.items()},
+            {
+                screen: {t: Seen(s.first, s.last, s.count, s.role, s.name) for t, s in ids.items()}
+                for screen, ids in self.seen.items()
+            },
+            dict(self.detected),
+        )
+
     def encode(self) -> bytes:
         return orjson.dumps(
             {

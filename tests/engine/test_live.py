@@ -450,9 +450,11 @@ def test_appended_steps_get_the_documents_a_full_reindex_makes(store: KnowledgeS
         session_documents(head, head_facts)
         known = remember(head, Listing(None, None, {}, ""), head_facts)
         assert known is not None
+        before = head_facts.encode()
         tail, _, facts = tail_documents(known, loaded.steps[k:])
         assert tail == whole[k:]
         assert facts.encode() == whole_facts.encode()
+        assert known.facts.encode() == before  # the cached facts stay as they were
 
 
 def test_live_index_appends_and_matches_a_rebuild(
@@ -506,3 +508,36 @@ def test_a_listing_holds_only_readable_step_files(store: KnowledgeStore) -> None
         "0003-mm_click.json",
         "0004-mm_click.json",
     ]
+
+
+def test_a_writer_started_after_the_index_appends_a_sessions_first_new_step(
+    store: KnowledgeStore, index_dir: Path, engine: KnowledgeEngine, tmp_path: Path
+) -> None:
+    """The first step recorded into a session after a start is appended (the session seeded
+    from the manifest, its facts from the writer's ledger), never the session indexed again,
+    and the index then holds what a rebuild holds, supersede facts included."""
+    new_session(store, "mm-seed1", "send")
+    for n in range(5):
+        store.record_step(snapshot_step("mm-seed1", n, [("e1", f"Confirm {n}")]))
+    rebuild(store, index_dir)
+    live = LiveIndex(store, index_dir, retry_seconds=0.2)
+    assert live.start(wait=10)
+    try:
+        store.record_step(snapshot_step("mm-seed1", 5, [("e1", "Confirm 5")]))
+        wait_for(partial(searchable, engine, "mm-seed1/0006-mm_click", "confirm"))
+        wait_for(lambda: live.stats.batches >= 1)
+        assert live.stats.sessionsAppended == 1
+        assert live.stats.sessionsIndexed == 1
+    finally:
+        live.close()
+    rebuilt = tmp_path / "rebuilt"
+    rebuild(store, rebuilt)
+    generation, fresh = IndexLayout(index_dir).current(), IndexLayout(rebuilt).current()
+    assert generation is not None and fresh is not None
+    appended = IndexWriter(generation)
+    whole = IndexWriter(fresh)
+    try:
+        assert appended.manifest.session("mm-seed1") == whole.manifest.session("mm-seed1")
+    finally:
+        appended.close()
+        whole.close()
