@@ -1021,6 +1021,11 @@ async def long_session_order(arena: Arena) -> Outcome:
 
 LONG_CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("summarize", "mm_knowledge_summarize", {"scope": {"sessionId": LONG_SESSION}}),
+    (
+        "summarize past the end",
+        "mm_knowledge_summarize",
+        {"scope": {"sessionId": LONG_SESSION}, "offset": 1_000_000},
+    ),
     ("sessions search", "mm_knowledge_search", {"query": "button", "types": ["session"]}),
     ("search", "mm_knowledge_search", {"query": "click button 3", "limit": 50}),
     ("last 200", "mm_knowledge_last", {"n": 200, "scope": {"sessionId": LONG_SESSION}}),

@@ -422,7 +422,7 @@ class KnowledgeStore:
         with self.folder(session_id, STEPS_DIR) as folder:
             return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
 
-    def load_session(self, session_id: str, only: Collection[str] = ()) -> LoadedSession:
+    def load_session(self, session_id: str, only: Collection[str] | None = None) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised. The
         session is signed as it is read (`LoadedSession.signature`). `only`: read just these
         step files (a page of a long session; its signature then signs only them)."""
@@ -466,7 +466,7 @@ class KnowledgeStore:
         loaded.decisions, decisions_skip = self.read_decisions(session_id)
         if decisions_skip:
             loaded.skipped.append(decisions_skip)
-        self._load_steps(loaded, signer, set(only))
+        self._load_steps(loaded, signer, None if only is None else set(only))
         loaded.signature = signer.hexdigest()
         loaded.content_signature = signer.content_hexdigest()
         if meta is None:
@@ -475,7 +475,7 @@ class KnowledgeStore:
             )
         return loaded
 
-    def _load_steps(self, loaded: LoadedSession, signer: _Signer, only: set[str]) -> None:
+    def _load_steps(self, loaded: LoadedSession, signer: _Signer, only: set[str] | None) -> None:
         """Read the session's step files (only those named in `only`, when given: a page of
         a long session, read without listing the folder again) into `loaded`; unreadable ones
         become Skips. Every `.json` entry read is signed: a file read by the `fstat` of what
@@ -484,7 +484,7 @@ class KnowledgeStore:
         directory = self.root / loaded.session_id / STEPS_DIR
         try:
             with self.folder(loaded.session_id, STEPS_DIR) as folder:
-                if only:
+                if only is not None:  # an empty page reads nothing
                     for name in sorted(only):
                         self._load_step(loaded, folder, name)
                     loaded.steps = steps_in_order(loaded.steps)

@@ -26,7 +26,8 @@ def steps_table(
     """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
     the score and confidence columns appear only when the rows have them (search, not last);
     the screen is `acted on → ended on` when the two differ, as the match evidence names the
-    first; a failed step's tool is marked ✗, a superseded one's `(superseded)`."""
+    first; a failed step's tool is marked ✗, a superseded one's `(superseded)`, one whose
+    target deserves a second look (`caution`) `(caution)`."""
     heading = f"{title} ({total} in all{extra})"
     if not steps:
         out.print(escape(heading + (f": {hint}" if hint else "")))
@@ -36,6 +37,7 @@ def steps_table(
     rows = []
     for rank, step in enumerate(steps, 1):
         tool = step.tool + ("" if step.ok else " ✗") + (" (superseded)" * bool(step.isSuperseded))
+        tool += " (caution)" * bool(step.caution)
         screen = f"{step.onScreen} → {step.screen}" if step.onScreen else step.screen
         cells = [str(rank)]
         if scored:

@@ -182,7 +182,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "A session's recipe: screens visited, actions that worked, failures and how they were "
         "recovered. Use it on a session found with {prefix}knowledge_sessions, e.g. "
         '{"scope": {"sessionId": "mm-mlfgj375-eoid2h"}}; a long session comes 200 steps at a '
-        "time (pass its nextOffset as offset while truncated).",
+        "time (pass its nextOffset back as offset until an answer has none).",
         schemas.SUMMARIZE,
         summarize,
         SessionRecipe,

@@ -68,6 +68,18 @@ def test_summarize_pages_through_a_long_session(long_session: Knowledge) -> None
     assert numbers == sorted(numbers)
 
 
+@pytest.mark.parametrize("past", [STEPS, STEPS + 1_000])
+def test_a_page_past_the_last_step_is_empty_not_the_whole_session(
+    long_session: Knowledge, past: int
+) -> None:
+    engine = long_session.engine()
+    request = {"scope": {"sessionId": LONG}, "offset": past}
+    page = engine.summarize(validate(SummarizeInput, request))
+    assert page.screens == [] and page.actions == [] and page.failures == []
+    assert page.truncated is True and page.nextOffset is None
+    assert page.session.stepCount == STEPS
+
+
 def test_a_session_row_of_a_search_is_capped(long_session: Knowledge) -> None:
     page = long_session.search("soak button", types=["session"])
     [row] = page.sessions()

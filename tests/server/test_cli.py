@@ -116,6 +116,19 @@ def test_search_human_output(cli):
     assert "search 'swap'" in result.stdout
 
 
+def test_search_marks_a_result_that_deserves_caution(cli):
+    step_id = cli.kb.step(SEND, test_id="delete-account-confirm", screen="home")
+    cli("index")
+    [row] = [
+        r for r in ok_result(cli("search", "home", "--json"))["results"] if r["stepId"] == step_id
+    ]
+    assert row["caution"]["reasons"] == ["destructive"]
+    table = cli("search", "home").stdout
+    [line] = [line for line in table.splitlines() if step_id.split("/")[1] in line]
+    assert "(caution)" in line
+    assert not any("(caution)" in other for other in table.splitlines() if other != line)
+
+
 def test_sessions_json(cli):
     cli("index")
     found = ok_result(cli("sessions", "--json"))
