@@ -1025,7 +1025,8 @@ async def long_session_order(arena: Arena) -> Outcome:
     rss = memory_mb(server.pid, "VmRSS")
     attacked = time.monotonic()
     await arena.record(server, sid, 1)
-    recover, lost = await arena.settle(server.client, attacked)
+    recover = await step_indexed(arena, server, arena.recorded[sid][-1], attacked)
+    lost = await arena.missing(server.client)
     grew = memory_mb(server.pid, "VmHWM") - rss
     pages = recipe["result"].get("nextOffset") is not None if recipe["ok"] else False
     return arena.verdict(
@@ -1037,6 +1038,20 @@ async def long_session_order(arena: Arena) -> Outcome:
         (grew < 100, f"+{grew} MB while indexing the new step"),
         note=f"new step searchable after {recover} s, +{grew} MB",
     )
+
+
+async def step_indexed(arena: Arena, server: Server, step_id: str, since: float) -> float | None:
+    """Seconds from `since` until the index knows `step_id` (None: not within SETTLE_SECONDS),
+    asked with `mm_knowledge_session_context` (one step looked up): `Arena.settle` lists the
+    session's last 200 steps again and again, which on a 50,000-step session keeps the server
+    busier than indexing the step does."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        found = await arena.call(server.client, "mm_knowledge_session_context", {"stepId": step_id})
+        if found["ok"]:
+            return round(time.monotonic() - since, 2)
+        await anyio.sleep(POLL_SECONDS)
+    return None
 
 
 LONG_CALLS: list[tuple[str, str, dict[str, Any]]] = [
@@ -1312,6 +1327,7 @@ async def injected_prose(arena: Arena) -> Outcome:
         ("ignore previous" not in hint, "the empty-search hint quotes a recorded screen"),
         ("ignore previous" not in rationales, "a rationale quotes a recorded timestamp"),
         (INJECTED not in prose, "recorded text in knowhow's prose"),
+        note="the injected text is in no hint and no rationale",
     )
 
 
@@ -1655,7 +1671,7 @@ def one_line_refusal(arena: Arena, synonyms: str) -> tuple[bool, str]:
     lines = done.stderr.strip().splitlines()
     refused = done.returncode == 2 and len(lines) == 1 and synonyms in lines[0]
     said = lines[0] if refused else f"exit {done.returncode}, {len(lines)} lines: {lines[-1:]}"
-    return refused, said[:120]
+    return refused, said.replace(str(arena.work), "…")[:120]
 
 
 async def bad_synonyms(arena: Arena) -> Outcome:

@@ -31,7 +31,7 @@ from engine.records import (
     files_signature,
     frontier,
     list_session,
-    name_order,
+    newest,
     step_id_for,
     step_warnings,
     steps_in_order,
@@ -201,22 +201,22 @@ def seeded(
         return None
     signature, facts = indexed
     sign = partial(files_signature, listing.meta_sig, listing.decisions_sig)
-    order = name_order(list(listing.files))
-    if order is None:
+    tail = newest(list(listing.files), SEED_LOOKBACK + SEED_NEW_FILES)
+    if tail is None:
         return None
-    steps = writer.indexed_steps(session_id)
-    for new in dict.fromkeys([len(order) - steps, *range(1, SEED_NEW_FILES + 1)]):
-        if not 0 < new <= SEED_NEW_FILES:
+    total, steps = len(listing.files), writer.indexed_steps(session_id)
+    for new in dict.fromkeys([total - steps, *range(1, SEED_NEW_FILES + 1)]):
+        if not 0 < new <= min(SEED_NEW_FILES, total):
             continue
-        names = order[: len(order) - new]
-        files = {name: listing.files[name] for name in names}
+        latest, fresh = tail[: len(tail) - new], set(tail[len(tail) - new :])
+        files = {name: sig for name, sig in listing.files.items() if name not in fresh}
         if sign(files) != signature:
             continue
-        context = _context_after(store, session_id, names)
+        context = _context_after(store, session_id, latest, whole=total - new <= SEED_LOOKBACK)
         if context is None:
             return None
         known = held if held is not None else SessionFacts.decode(session_id, facts)
-        last = frontier(names[-1:])  # names of one form, in order: the last one is the latest
+        last = frontier(latest[-1:])  # names of one form, in order: the last one is the latest
         return IndexedSession(
             listing.meta_sig, listing.decisions_sig, files, last, context, steps, meta, known
         )
@@ -224,12 +224,12 @@ def seeded(
 
 
 def _context_after(
-    store: KnowledgeStore, session_id: str, names: list[str]
+    store: KnowledgeStore, session_id: str, latest: list[str], *, whole: bool
 ) -> SessionContext | None:
-    """The session as the agent saw it after the step file `names[-1]`, replayed from its
-    latest steps (None when they cannot tell it: see `seeded`)."""
+    """The session as the agent saw it after the step file `latest[-1]`, replayed from its
+    latest steps (`whole`: they are all of it; None when they cannot tell it: see `seeded`)."""
     context, snapshot, shown = SessionContext(), False, False
-    for name in names[-SEED_LOOKBACK:]:
+    for name in latest[-SEED_LOOKBACK:]:
         try:
             record = context.see(store.read_step(session_id, name))
         except (OSError, ValueError, ValidationError):
@@ -237,7 +237,6 @@ def _context_after(
         snapshot |= bool(record.observation.a11y.nodes)
         shown |= bool(record.observation.testIds)
         context.advance(record)
-    whole = len(names) <= SEED_LOOKBACK
     return context if whole or (snapshot and shown) else None
 
 

@@ -83,7 +83,7 @@ from engine.records.models import (
 from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
 from engine.records.renames import Known, Rename, Retry, renames_on
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
-from engine.records.step_names import Frontier, frontier, name_order
+from engine.records.step_names import Frontier, frontier, name_order, newest
 from engine.records.supersede import (
     MISSING,
     Action,
@@ -182,6 +182,7 @@ __all__ = [
     "list_session",
     "looks_like_secret",
     "name_order",
+    "newest",
     "now_iso",
     "parse_step",
     "parse_time",

@@ -88,10 +88,25 @@ def name_order(names: Sequence[str]) -> list[str] | None:
     """The step files `names` of a session in step order when their names alone tell it (all
     of one form; names at one place by name); None when the records' times are needed (the
     forms mixed, or a name of neither form)."""
-    read = [(_read(name), name) for name in names]
-    if len({form for (form, _), _ in read}) > 1 or any(form is None for (form, _), _ in read):
+    placed = _placed_names(names)
+    return None if placed is None else [name for _, name in sorted(placed)]
+
+
+def newest(names: Sequence[str], count: int) -> list[str] | None:
+    """The last `count` of `names` in step order, in that order, when their names alone tell it
+    (as `name_order`), without ordering them all: a long session's newest steps are what a
+    writer reads to take it over (`engine.index.session_sync.seeded`)."""
+    placed = _placed_names(names)
+    return None if placed is None else [name for _, name in heapq.nlargest(count, placed)][::-1]
+
+
+def _placed_names(names: Sequence[str]) -> list[tuple[tuple[int, str], str]] | None:
+    """(place, name) of each name, when they are all of one form (None otherwise)."""
+    read = [_read(name) for name in names]
+    forms = {form for form, _ in read}
+    if len(forms) > 1 or None in forms:
         return None
-    return [name for (_, place), name in sorted(read, key=lambda r: (r[0][1], r[1]))]
+    return [(place, name) for (_, place), name in zip(read, names, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
