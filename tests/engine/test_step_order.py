@@ -13,9 +13,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 
 from engine.core import LastInput, SummarizeInput, TimelineInput
 from engine.index import AppendCache, IndexLayout, IndexWriter, rebuild, sync_sessions
+from engine.records import frontier, name_order, newest
 from tests.conftest import FIXED_NOW, Knowledge, iso
 
 REPO = Path(__file__).resolve().parents[2]
@@ -167,3 +169,32 @@ def test_processes_recording_into_one_session_never_share_a_step_number(kb: Know
     times = [orjson.loads(path.read_bytes())["timestamp"] for path in by_number]
     assert times == sorted(times), "a later number was stamped earlier"
     assert all(time > iso(FIXED_NOW - timedelta(days=3650)) for time in times)
+
+
+NAMES = [
+    "0001-mm_click.json",
+    "0002-mm_type.json",
+    "9999-mm_click.json",
+    "10000-mm_describe_screen.json",
+    "0040-mm_click.json",
+    "0040-mm_wait_for.json",
+]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 6, 10])
+def test_the_newest_names_are_the_last_of_the_name_order(count: int) -> None:
+    ordered = name_order(NAMES)
+    assert ordered is not None and ordered[-2:] == NAMES[2:4]
+    assert newest(NAMES, count) == ordered[max(0, len(ordered) - count) :]
+    assert newest([*NAMES, "click.json"], count) is None  # a name of neither form
+
+
+def test_new_names_follow_a_session_only_after_its_last_one() -> None:
+    known = frontier(NAMES)
+    assert known is not None
+    assert known.admits(["10001-mm_click.json", "10002-mm_click.json"])
+    assert not known.admits(["9998-mm_click.json"])  # before indexed steps: re-index
+    assert not known.admits(["20260115-120000-123-click.json"])  # another form
+    assert known.extended(["10001-mm_click.json"]).admits(["10002-mm_click.json"])
+    assert not known.extended(["10001-mm_click.json"]).admits(["10001-mm_type.json"])
+    assert frontier([*NAMES, "20260115-120000-123-click.json"]) is None
