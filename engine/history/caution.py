@@ -19,7 +19,7 @@ result is ranked after those that are not (`engine.search`).
 """
 
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 
 from analyzers import DEFAULT_SYNONYM_GROUPS, split_identifier, stem, tokenize
 from engine.core import Caution
@@ -55,13 +55,22 @@ def caution_for(
 
 
 def is_destructive(target: PayloadTarget) -> bool:
-    identifiers = (target.get("testId") or "", target.get("selector") or "")
-    found = {stem(w) for value in identifiers for w in split_identifier(value)}
-    found |= words(target.get("name") or "")
+    return _destructive(
+        target.get("testId") or "", target.get("selector") or "", target.get("name") or ""
+    )
+
+
+@lru_cache(maxsize=4_096)
+def _destructive(test_id: str, selector: str, name: str) -> bool:
+    """(cached: a page of search results, and every search, meets the same few targets)"""
+    found = {stem(w) for value in (test_id, selector) for w in split_identifier(value)}
+    found |= words(name)
     return not found.isdisjoint(DESTRUCTIVE_STEMS)
 
 
+@lru_cache(maxsize=1_024)
 def asks_for_destruction(goal: str | None) -> bool:
+    """(cached: a search asks it of its query once per result)"""
     return bool(goal) and not words(goal or "").isdisjoint(DESTRUCTIVE_STEMS)
 
 

@@ -18,7 +18,8 @@ result only as far as the records hold what the query is about. Words that only 
 question (`how`, `my`, `of`) count nowhere.
 """
 
-import numpy as np
+import itertools
+
 import tantivy
 
 from engine.core import SearchCoverage
@@ -120,11 +121,18 @@ def confidence(
 
 
 def meaning(similarity: float | None) -> float:
-    """What a similarity says about a step, calibrated (`MEANING_CALIBRATION`)."""
+    """What a similarity says about a step, calibrated (`MEANING_CALIBRATION`: linear between
+    its points, flat past its ends; asked once per result, so plain Python, not numpy's
+    `interp`, whose call costs more than the five points)."""
     if not similarity:
         return 0.0
-    points, values = zip(*MEANING_CALIBRATION, strict=True)
-    return float(np.interp(similarity, points, values))
+    lowest, value = MEANING_CALIBRATION[0]
+    if similarity <= lowest:
+        return value
+    for (x0, y0), (x1, y1) in itertools.pairwise(MEANING_CALIBRATION):
+        if similarity <= x1:
+            return y0 + (y1 - y0) * (similarity - x0) / (x1 - x0)
+    return MEANING_CALIBRATION[-1][1]
 
 
 def identifier_mask(plan: PlannedQuery) -> int:

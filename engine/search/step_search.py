@@ -656,10 +656,14 @@ def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:
 
 def _destructive(view: ReadView, ids: list[str], plan: PlannedQuery) -> set[tuple[int, int]]:
     """The window steps whose target looks destructive (`engine.history.caution`), unless the
-    query asks for destruction itself: one small search within the window's steps."""
+    query asks for destruction itself: one small search within the window's steps, when the
+    index holds such a target at all."""
     if not ids or not DESTRUCTIVE_STEMS.isdisjoint(plan.tokens):
         return set()
-    stems = sorted(DESTRUCTIVE_STEMS)
+    counts = view.term_counts()  # most indexes hold no destructive target: no search then
+    stems = sorted(s for s in DESTRUCTIVE_STEMS if counts.doc_freqs(s, ("target", "target_name")))
+    if not stems:
+        return set()
     query = all_of(
         one_of(view.schema, "step_id", ids),
         tantivy.Query.boolean_query(
