@@ -161,16 +161,12 @@ def prior_cost(args: argparse.Namespace) -> dict[str, Any]:
         for step in loaded.steps:
             record = step.record
             if record.tool.name.endswith("describe_screen"):
-                nodes = record.observation.a11y.nodes
                 contexts.append(
-                    ScreenContext(
-                        screen=effective_screen(record),
-                        url=record.observation.state.currentUrl,
-                        test_ids=[t.testId for t in record.observation.testIds if t.visible],
-                        a11y=[(n.role, n.name) for n in nodes],
+                    ScreenContext.seen(
+                        record.observation,
+                        effective_screen(record),
                         session_id=session_id,
                         flow_tags=loaded.metadata.flowTags,
-                        disabled=[(n.role, n.name) for n in nodes if getattr(n, "disabled", 0)],
                     )
                 )
     timings = []

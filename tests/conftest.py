@@ -6,6 +6,7 @@ fixed (`Knowledge.now`), so recency and `sinceHours` never depend on when the su
 """
 
 import os
+import shutil
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +34,7 @@ from engine.records import (
     TestIdItem,
     ToolCall,
 )
+from server.demo import SAMPLE_ROOT
 
 # `pytest --hypothesis-profile=stress` digs deeper before a release.
 settings.register_profile(
@@ -187,3 +189,12 @@ def kb(tmp_path: Path) -> Knowledge:
 def module_kb(tmp_path_factory: pytest.TempPathFactory) -> Knowledge:
     """A root shared by one module's read-only tests (build it once, in a module fixture)."""
     return Knowledge(tmp_path_factory.mktemp("knowledge"))
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeEngine:
+    """The bundled sample sessions that `knowhow demo` / `make run` install, indexed."""
+    base = tmp_path_factory.mktemp("sample")
+    root = shutil.copytree(SAMPLE_ROOT, base / "root")  # indexing writes decisions into a root
+    ensure_index(KnowledgeStore(root), base / "index")
+    return KnowledgeEngine(root, base / "index")

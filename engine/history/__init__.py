@@ -7,7 +7,7 @@ to `engine.query`; never `engine.meaning` (they sit side by side).
 
 from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
 from engine.history.listing import last_steps, newest_session_id, session_list
-from engine.history.prior import PriorKnowledge, ScreenContext, prior_knowledge
+from engine.history.prior import PriorKnowledge, prior_knowledge
 from engine.history.recall_links import (
     Offers,
     offered_keys,
@@ -16,6 +16,7 @@ from engine.history.recall_links import (
     with_recalls,
 )
 from engine.history.recipe import SILENT_TOOLS, summarize, summarize_session
+from engine.history.screen_now import ScreenContext
 from engine.history.session_context import StepContext, TimelineResult, step_context, timeline
 
 __all__ = [

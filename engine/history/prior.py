@@ -6,10 +6,12 @@ elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 �
 `unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
 actionable tool 2; confidence = score / 20), weighted by outcome and by its session's age.
 Successful steps are grouped by target into suggestions, ranked by summed weight, then by the
-order in which they were used (a form reads top to bottom). A suggestion's preferred target is
-a testId visible now, else — when the remembered testId is gone (renamed) — the element with
-the same role and name, else the selector, else the role and name; targets that failed at
-least twice on this screen are listed in `avoid`.
+order in which they were used (a form reads top to bottom); those whose target cannot be used
+now (`engine.history.screen_now`: not shown, shown only disabled, behind an open dialog) are
+`laterActions`, the others the suggestions, the surely usable first. A suggestion's preferred
+target is a testId visible now, else — when the remembered testId is gone (renamed) — the
+element with the same role and name, else the selector, else the role and name; targets that
+failed at least twice on this screen are listed in `avoid`.
 
 The actions of a batch step (`run_steps`) are candidates each, with their position in the
 batch, when the batch's outcome tells theirs: those of a batch that worked are suggested like any
@@ -22,8 +24,7 @@ renamed is never a preferred target. What the current session already did on thi
 this visit (its steps since it last arrived here) is not suggested again as a next action.
 """
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -32,6 +33,7 @@ import tantivy
 
 from engine.core import Caution, Result
 from engine.history.caution import caution_for
+from engine.history.screen_now import ScreenContext, Usable, selector_test_id, usability
 from engine.index import (
     DOC_STEP,
     PayloadError,
@@ -68,23 +70,6 @@ HALF_LIFE_DAYS = 30.0
 ACTIONABLE = sorted(INTERACTION_TOOLS | NAVIGATION_TOOLS)
 VISIT_LOOKBACK = 50
 """How many of the current session's latest steps are read to find what it did in this visit."""
-
-
-@dataclass(frozen=True)
-class ScreenContext:
-    """What the agent sees now."""
-
-    screen: str
-    url: str | None = None
-    test_ids: Sequence[str] = ()
-    a11y: Sequence[tuple[str, str]] = ()  # (role, name)
-    session_id: str | None = None
-    flow_tags: Sequence[str] = ()
-    disabled: Sequence[tuple[str, str]] = ()  # (role, name) of the elements shown disabled
-    texts: Sequence[tuple[str, str]] = ()  # (testId, the text it shows) of the testIds shown
-    goal: str | None = None
-    """The goal of the agent's session: a destructive target it does not ask for is cautioned
-    (`engine.history.caution`)."""
 
 
 ActionTarget = dict[str, str | dict[str, str]]
@@ -163,7 +148,12 @@ class PriorKnowledge(Result):
     query: dict[str, Any]
     similarSteps: list[SimilarStep]
     suggestedNextActions: list[SuggestedAction]
+    """What worked here whose target can be followed now (or cannot be told: a selector)."""
     avoid: list[AvoidTarget]
+    laterActions: list[SuggestedAction] = field(default_factory=list)
+    """What worked here whose target cannot be used now: not shown, shown only disabled, or
+    behind an open dialog (the steps before it may change that: a form's Confirm is enabled by
+    filling the form). Same shape as `suggestedNextActions`."""
 
 
 @dataclass
@@ -328,14 +318,16 @@ def _hint(target: PayloadTarget) -> dict[str, str] | None:
 
 
 def preferred_target(target: PayloadTarget, context: ScreenContext) -> list[PriorTarget]:
-    """Targets to try, best first: a testId visible now; the element with the same role and
-    name (when the remembered testId is gone); the selector; the role and name."""
+    """Targets to try, best first: a testId visible now (remembered as one, or as a selector
+    naming only it); the element with the same role and name (when the remembered testId is
+    gone); the selector; the role and name."""
     visible = set(context.test_ids)
     now = {(role, name) for role, name in context.a11y}
     hint = _hint(target)
     options: list[PriorTarget] = []
-    if target.get("testId") and target["testId"] in visible:
-        options.append(PriorTarget(type="testId", value=target["testId"]))
+    test_id = target.get("testId") or selector_test_id(str(target.get("selector") or ""))
+    if test_id and test_id in visible:
+        options.append(PriorTarget(type="testId", value=test_id))
     if hint and (hint["role"], hint["name"]) in now:
         options.append(PriorTarget(type="a11yHint", value=hint))
     if target.get("selector"):
@@ -383,6 +375,7 @@ def prior_knowledge(
     failures = load(_failures_query(schema, context), failed_here)
     worked = [c for c in candidates if c.payload.get("ok")]
     worked.sort(key=lambda c: (-c.weight, -epoch_ms(c.payload.get("timestamp")), c.step_id))
+    suggested, later = _suggestions(worked, context, done_in_this_visit(searcher, schema, context))
     return PriorKnowledge(
         generatedAt=now_iso(),
         query={
@@ -393,10 +386,9 @@ def prior_knowledge(
             "excludedSession": context.session_id,
         },
         similarSteps=[_similar(c) for c in worked[:MAX_SIMILAR]],
-        suggestedNextActions=_suggestions(
-            worked, context, done_in_this_visit(searcher, schema, context)
-        ),
+        suggestedNextActions=suggested,
         avoid=_avoid(failures),
+        laterActions=later,
     )
 
 
@@ -420,8 +412,9 @@ def _similar(candidate: _Candidate) -> SimilarStep:
 
 def _suggestions(
     worked: list[_Candidate], context: ScreenContext, done: set[tuple[str, str]]
-) -> list[SuggestedAction]:
-    """Grouped by (action, target); groups this visit already did (`done`) are left out."""
+) -> tuple[list[SuggestedAction], list[SuggestedAction]]:
+    """What to do next and what to do later (`PriorKnowledge.laterActions`), grouped by
+    (action, target); groups this visit already did (`done`) are left out."""
     groups: dict[tuple[str, str], list[_Candidate]] = {}
     for candidate in worked:
         key = _target_key(candidate.payload.get("target") or {})
@@ -448,40 +441,53 @@ def _suggestions(
         for (action, _), members in ranked
         if (targets := preferred_target(target := members[0].payload.get("target") or {}, context))
     ]
-    # What can be done now comes first: a target shown disabled, or not shown, is still
-    # suggested (the steps before it may enable it), after those that can be used at once;
-    # a cautioned target comes after every other.
-    usable = _usable_now(context)
-    built.sort(key=lambda b: (b[3] is not None, not usable(b[2][0])))
-    suggestions: list[SuggestedAction] = []
-    for action, members, targets, caution in built[:MAX_SUGGESTIONS]:
-        best = members[0]
-        sessions = len({m.session_id for m in members})
-        confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, sessions)))
-        last = max(members, key=lambda m: epoch_ms(m.payload.get("timestamp")))
-        suggestions.append(
-            SuggestedAction(
-                rank=len(suggestions) + 1,
-                stepId=best.step_id,
-                action=action,
-                rationale=(
-                    f"Worked {len(members)} time(s) in {sessions} session(s) on this screen"
-                ),
-                confidence=round(confidence, 3),
-                support=Support(
-                    times=len(members),
-                    sessions=sessions,
-                    lastUsed=valid_time(last.payload.get("timestamp")),
-                ),
-                target=targets[0].as_arguments(),
-                fallbacks=[target.as_arguments() for target in targets[1:]],
-                preferredTarget=targets[0],
-                fallbackTargets=targets[1:],
-                batchIndex=best.batch_index,
-                caution=caution,
-            )
-        )
-    return suggestions
+    # What can be followed now is suggested (`engine.history.screen_now`): first what is
+    # known to be usable, then what cannot be told (a selector); a target not shown, shown
+    # only disabled or behind an open dialog is a later action (the steps before it may make
+    # it usable). Among equally usable ones a cautioned target comes last, and it is never the
+    # first suggestion while another is made.
+    usable = usability(context)
+    levels = [(usable(b[2][0].type, b[2][0].value), b[3] is not None, b) for b in built]
+    levels.sort(key=lambda level: level[:2])
+    now = [b for level, _, b in levels if level is not Usable.NO]
+    later = [b for level, _, b in levels if level is Usable.NO]
+    if now:
+        now.insert(0, now.pop(next((i for i, b in enumerate(now) if b[3] is None), 0)))
+    return (
+        [_suggested(rank, *b) for rank, b in enumerate(now[:MAX_SUGGESTIONS], 1)],
+        [_suggested(rank, *b) for rank, b in enumerate(later[:MAX_SUGGESTIONS], 1)],
+    )
+
+
+def _suggested(
+    rank: int,
+    action: str,
+    members: list[_Candidate],
+    targets: list[PriorTarget],
+    caution: Caution | None,
+) -> SuggestedAction:
+    best = members[0]
+    sessions = len({m.session_id for m in members})
+    confidence = min(1.0, best.confidence * (0.7 + 0.1 * min(3, sessions)))
+    last = max(members, key=lambda m: epoch_ms(m.payload.get("timestamp")))
+    return SuggestedAction(
+        rank=rank,
+        stepId=best.step_id,
+        action=action,
+        rationale=f"Worked {len(members)} time(s) in {sessions} session(s) on this screen",
+        confidence=round(confidence, 3),
+        support=Support(
+            times=len(members),
+            sessions=sessions,
+            lastUsed=valid_time(last.payload.get("timestamp")),
+        ),
+        target=targets[0].as_arguments(),
+        fallbacks=[target.as_arguments() for target in targets[1:]],
+        preferredTarget=targets[0],
+        fallbackTargets=targets[1:],
+        batchIndex=best.batch_index,
+        caution=caution,
+    )
 
 
 def _session_weight(members: list[_Candidate]) -> float:
@@ -490,23 +496,6 @@ def _session_weight(members: list[_Candidate]) -> float:
     for member in members:
         best[member.session_id] = max(best.get(member.session_id, 0.0), member.weight)
     return sum(best.values())
-
-
-def _usable_now(context: ScreenContext) -> Callable[[PriorTarget], bool]:
-    """Whether a target can be acted on now: a visible testId, or a role and name of which at
-    least one element is shown and not disabled; a selector cannot be told, so it may be."""
-    shown, disabled = Counter(context.a11y), Counter(context.disabled)
-    visible = set(context.test_ids)
-
-    def usable(target: PriorTarget) -> bool:
-        if target.type == "testId":
-            return target.value in visible
-        if target.type == "a11yHint" and isinstance(target.value, dict):
-            pair = (target.value["role"], target.value["name"])
-            return shown[pair] > disabled[pair]
-        return True
-
-    return usable
 
 
 def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:

@@ -97,9 +97,10 @@ def result_offers(results: Iterable[StepSummary]) -> list[OfferRow]:
 
 
 def suggestion_offers(prior: PriorKnowledge) -> list[OfferRow]:
-    """What priorKnowledge suggests, best first: each suggestion's preferred and fallbacks."""
+    """What priorKnowledge suggests, best first (then its later actions): each suggestion's
+    preferred target and fallbacks."""
     offers: list[OfferRow] = []
-    for suggestion in prior.suggestedNextActions:
+    for suggestion in [*prior.suggestedNextActions, *prior.laterActions]:
         targets = [suggestion.preferredTarget, *suggestion.fallbackTargets]
         keys = [key for key in map(_prior_key, targets) if key is not None]
         offers.append((suggestion.stepId, PRIOR_KNOWLEDGE, keys))

@@ -14,7 +14,7 @@ from engine.query.coverage import (
     search_coverage,
 )
 from engine.query.doc_store_cache import StoredDocs
-from engine.query.evidence import describe_target, match_evidence
+from engine.query.evidence import QueryWords, describe_target, match_evidence
 from engine.query.filters import (
     FilterClauses,
     ReadView,
@@ -45,6 +45,7 @@ __all__ = [
     "Clause",
     "FilterClauses",
     "PlannedQuery",
+    "QueryWords",
     "ReadView",
     "SessionSources",
     "StoredDocs",

@@ -1,10 +1,18 @@
-"""Match evidence: which stored values of a hit contain the query's tokens, and its snippet.
+"""Match evidence: which stored values of a hit hold the query's words, and its snippet.
 
 Tantivy's snippet generator cannot see our Python tokens, so evidence is recomputed here from
 the step's stored payload with the same analyzer the index used.
+
+A value is evidence only when it holds what the query said (`QueryWords`): a word (its stem,
+spellings, synonyms, typo corrections or completions), or an identifier typed whole — that
+identifier, or every one of its parts. A value holding only some parts of it is not: for
+`coin-overview-send`, the testId `token-overview-button-swap` shares `overview` and nothing the
+query asked about. Such a value is named only for a result that has nothing better to show,
+and says so: `testId:eth-overview-swap (part: overview)`.
 """
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from engine.index import (
     BatchEntry,
@@ -14,28 +22,81 @@ from engine.index import (
     route_of,
     value_tokens,
 )
+from engine.query.plan import PlannedQuery
 
 MAX_SNIPPET_MATCHES = 3
 MAX_SNIPPET_ACTIONS = 4
 """Actions of a batch a snippet names."""
 
 
-def _holds(value: str | None, tokens: frozenset[str]) -> bool:
-    """Whether the value holds any of the tokens (no set of them is made: ~20 values a row)."""
-    return bool(value) and not tokens.isdisjoint(value_tokens(value))
+@dataclass(frozen=True, slots=True)
+class QueryWords:
+    """What a value must hold to be evidence of a query: any of `words`, or for some
+    identifier of `identifiers`, a token of each of its parts."""
+
+    words: frozenset[str]
+    identifiers: tuple[tuple[frozenset[str], ...], ...] = ()
+    parts: tuple[tuple[str, frozenset[str]], ...] = ()
+    """Each part of an identifier typed whole, as said, with its tokens (`shared`)."""
+
+    @classmethod
+    def said(cls, plan: PlannedQuery) -> "QueryWords":
+        """The query's words, its identifiers typed whole counting as one word each: a part of
+        one (`overview` of `coin-overview-send`) is evidence only beside all the others."""
+        wholes: dict[str, list[frozenset[str]]] = {}
+        words: set[str] = set()
+        parts = []
+        for concept, tokens in zip(plan.concepts, plan.concept_tokens, strict=True):
+            if concept.part_of is None:
+                words |= tokens
+            else:
+                wholes.setdefault(concept.part_of, []).append(tokens)
+                parts.append((concept.said, tokens))
+        return cls(frozenset(words), tuple(tuple(p) for p in wholes.values()), tuple(parts))
+
+    @property
+    def part_tokens(self) -> frozenset[str]:
+        return frozenset().union(*(tokens for _, tokens in self.parts))
+
+    def why(self, value: str | None) -> str | None:
+        """ "" when the value holds what the query said, else None (a label adds nothing)."""
+        if not value:
+            return None
+        held = value_tokens(value)  # no set is made unless needed: ~20 values a row
+        if not self.words.isdisjoint(held):
+            return ""
+        if not self.identifiers:
+            return None
+        tokens = set(held)
+        whole = any(all(not p.isdisjoint(tokens) for p in parts) for parts in self.identifiers)
+        return "" if whole else None
+
+    def shared(self, value: str | None) -> str | None:
+        """What a value holding parts of an identifier typed whole adds to its label
+        (` (part: overview)`), else None."""
+        held = set(value_tokens(value)) if value else set()
+        said = [part for part, tokens in self.parts if not tokens.isdisjoint(held)]
+        return f" (part: {', '.join(dict.fromkeys(said))})" if said else None
+
+    def part_named(self, token: str) -> str:
+        """The part as said that a token stands for (`coin` for its completion `coin-swap`)."""
+        return next((part for part, tokens in self.parts if token in tokens), token)
 
 
-def match_evidence(payload: StepPayload, tokens: frozenset[str]) -> list[str]:
-    """`matchedFields` of one step payload: the values holding query tokens, strongest first."""
-    if not tokens:
-        return []  # e.g. the whole identifiers of a query that typed none
+Why = Callable[[str | None], str | None]
+"""Whether a value is evidence (None: it is not), and what its label then adds."""
+
+
+def match_evidence(payload: StepPayload, why: Why) -> list[str]:
+    """`matchedFields` of one step payload: the values `why` takes as evidence, strongest
+    first (`QueryWords.why`, or `QueryWords.shared` for parts)."""
     fields: list[str] = []
 
     def check(value: str | None, label: str) -> bool:
-        found = _holds(value, tokens)
-        if found:
-            fields.append(label)
-        return found
+        added = why(value)
+        if added is not None:
+            fields.append(label + added)
+        return added is not None
 
     for tag in payload.get("flowTags") or []:
         check(tag, f"flowTag:{tag}")

@@ -1,4 +1,5 @@
-"""`matchedFields` of a page of results: why each one matched, never nothing.
+"""`matchedFields` of a page of results: why each one matched, never nothing, and only fields
+that hold what the query said (`engine.query.evidence.QueryWords`).
 
 Most evidence comes from the stored payload (`engine.query.evidence`), with the values shown. But
 the payload keeps what a result displays, not every indexed value: a step's visible testIds, the
@@ -7,7 +8,10 @@ those, the index itself is asked which of the query's (field, token) clauses a r
 one small query per clause over the page's steps — and the answer reads `visible:<token>`.
 
 Order: matches of a whole identifier the query typed come first (they decide the ranking, see
-`engine.search.step_search._tiers`), then the rest, strongest field first.
+`engine.search.step_search._tiers`), then the rest, strongest field first. A result that holds
+no more than parts of an identifier typed whole (found by its parts, or by meaning) names
+them as such (`testId:eth-overview-swap (part: overview)`); one found by meaning alone says
+so (`engine.meaning.meaning_fields`).
 """
 
 from collections.abc import Sequence
@@ -15,38 +19,56 @@ from collections.abc import Sequence
 import tantivy
 
 from engine.index import StepPayload, all_of, doc_key, one_of
-from engine.query import Clause, PlannedQuery, ReadView, match_evidence
+from engine.query import Clause, PlannedQuery, QueryWords, ReadView, match_evidence
 
 UNSTORED_FIELDS = frozenset({"visible", "landed", "notice", "a11y"})
 """Scored fields whose values the payload holds only in part (or not at all)."""
 
 DocKey = tuple[int, int]
+_Page = Sequence[tuple[DocKey, str, StepPayload]]
 
 
-def page_evidence(
-    view: ReadView, page: Sequence[tuple[DocKey, str, StepPayload]], plan: PlannedQuery
-) -> list[list[str]]:
+def page_evidence(view: ReadView, page: _Page, plan: PlannedQuery) -> list[list[str]]:
     """The `matchedFields` of each (document, stepId, payload) of a page, in page order."""
+    said = QueryWords.said(plan)
     step_ids = {key: step_id for key, step_id, _ in page}
-    whole = [match_evidence(payload, plan.whole_tokens) for _, _, payload in page]
-    rest = [match_evidence(payload, plan.tokens) for _, _, payload in page]
-    # A whole identifier the payload cannot show (say a visible testId) is asked of the index.
-    unshown = {k: step_ids[k] for (k, _, _), shown in zip(page, whole, strict=True) if not shown}
-    exact = [c for c in plan.exact_clauses() if c.field in UNSTORED_FIELDS]
-    indexed_whole = clauses_held(view, unshown, exact)
-    # Every result matched some clause; one whose payload shows none is asked about them all.
-    silent = {
-        k: step_ids[k]
-        for (k, _, _), fields in zip(page, rest, strict=True)
-        if not fields and not indexed_whole.get(k)
+    whole = QueryWords(plan.whole_tokens).why
+    found = {
+        key: match_evidence(payload, whole) if plan.whole_tokens else [] for key, _, payload in page
     }
-    indexed_any = clauses_held(view, silent, plan.all_clauses)
-    return [
-        list(
-            dict.fromkeys([*shown, *indexed_whole.get(key, []), *fields, *indexed_any.get(key, [])])
-        )
-        for (key, _, _), shown, fields in zip(page, whole, rest, strict=True)
-    ]
+    # A whole identifier the payload cannot show (say a visible testId) is asked of the index.
+    exact = [c for c in plan.exact_clauses() if c.field in UNSTORED_FIELDS]
+    _add(found, clauses_held(view, _silent(found, step_ids), exact))
+    for key, _, payload in page:
+        found[key] += match_evidence(payload, said.why)
+    # A result whose payload shows none of the query's words is asked about them all.
+    words = [c for c in plan.all_clauses if c.token in said.words]
+    _add(found, clauses_held(view, _silent(found, step_ids), words))
+    if said.parts:  # last, what a result holding only parts of an identifier typed whole holds
+        for key, _, payload in page:
+            if not found[key]:
+                found[key] = match_evidence(payload, said.shared)
+        shared = [c for c in plan.all_clauses if c.token in said.part_tokens]
+        for key, held in clauses_held(view, _silent(found, step_ids), shared).items():
+            found[key] += [_part_label(said, label) for label in held]
+    return [list(dict.fromkeys(found[key])) for key, _, _ in page]
+
+
+def _part_label(said: QueryWords, label: str) -> str:
+    """`visible:coin-swap (part: coin)`; but a token holding every part of an identifier
+    (`visible:coin-overview-send` for `coin-send-overview`: a completion of `coin`) is plain."""
+    token = label.split(":", 1)[1]
+    return label if said.why(token) == "" else f"{label} (part: {said.part_named(token)})"
+
+
+def _silent(found: dict[DocKey, list[str]], step_ids: dict[DocKey, str]) -> dict[DocKey, str]:
+    """The results without evidence so far (to be asked of the index)."""
+    return {key: step_ids[key] for key, fields in found.items() if not fields}
+
+
+def _add(found: dict[DocKey, list[str]], held: dict[DocKey, list[str]]) -> None:
+    for key, fields in held.items():
+        found[key] += fields
 
 
 def clauses_held(

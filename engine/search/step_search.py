@@ -14,7 +14,7 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import tantivy
@@ -56,6 +56,7 @@ from engine.query import (
     Clause,
     FilterClauses,
     PlannedQuery,
+    QueryWords,
     ReadView,
     SessionSources,
     TypoVocabulary,
@@ -263,6 +264,8 @@ class _Tier:
     """Its hits worked with what an identifier the query typed was renamed to."""
     failed: bool = False
     """Its hits failed with an error of a kind the query names (`analyzers.failures_named`)."""
+    as_whole: bool = False
+    """Its hits are scored by the identifiers typed whole, not by stray parts (`_exact_scoring`)."""
 
 
 def _tiers(
@@ -282,17 +285,18 @@ def _tiers(
     was only visible (boost 3) would otherwise lose to a clicked `eth-overview-send` that shares
     two of its three parts. A failure named must beat the successes of the same action: "why
     did the confirm click time out" asks for the clicks that timed out, which the many clicks
-    on confirm that worked would otherwise bury (their flow, screen and target match too). A
-    query without a compound identifier or a failure named has one tier.
+    on confirm that worked would otherwise bury (their flow, screen and target match too).
+    Within the exact tier, a part of the identifier scores only where the identifier is
+    (`_exact_scoring`). A query without a compound identifier or a failure named has one tier.
     """
     schema = view.schema
     scored = scored_query(schema, plan.clauses)
     tiers: list[_Tier] = []
     before: list[tantivy.Query] = []  # the hits of earlier tiers, left out of later ones
 
-    def tier(first: tantivy.Query, **kind: bool) -> None:
+    def tier(first: tantivy.Query, by: tantivy.Query = scored, **kind: bool) -> None:
         earlier = [(tantivy.Occur.MustNot, q) for q in before]
-        found = [(tantivy.Occur.Must, unscored(first)), (tantivy.Occur.Should, scored)]
+        found = [(tantivy.Occur.Must, unscored(first)), (tantivy.Occur.Should, by)]
         tiers.append(_Tier(tantivy.Query.boolean_query([*filters, *found, *earlier]), **kind))
         before.append(first)
 
@@ -300,13 +304,25 @@ def _tiers(
     if exact:
         for successor in _successors(view, renames):  # each successor's steps once
             tier(successor, exact=True, lead=True)
+        renamed, new_ids = _renamed_to(view, exact)
         holds = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, q) for q in (holds_any(schema, exact), *renamed)]
+        )
+        # A step acting on what a target identifier became holds it as its target, for its
+        # score too (it holds none of the query's words).
+        acting = {
+            new_id: replace(c, token=new_id)
+            for c in exact
+            if c.field == "target"
+            for new_id in new_ids
+        }
+        whole = tantivy.Query.boolean_query(
             [
-                (tantivy.Occur.Should, q)
-                for q in (holds_any(schema, exact), *_renamed_to(view, exact))
+                (tantivy.Occur.Should, _exact_scoring(schema, plan, plan.clauses)),
+                (tantivy.Occur.Should, scored_query(schema, list(acting.values()))),
             ]
         )
-        tier(holds, exact=True)
+        tier(holds, whole, exact=True, as_whole=True)
     failed = term(schema, "ok", "false")
     if plan.failures:
         kinds = tantivy.Query.term_set_query(schema, "failure", list(plan.failures))
@@ -315,6 +331,30 @@ def _tiers(
         tier(failed, failed=True)
     rest = [(tantivy.Occur.Must, scored), *((tantivy.Occur.MustNot, q) for q in before)]
     return [*tiers, _Tier(tantivy.Query.boolean_query([*filters, *rest]))]
+
+
+def _exact_scoring(
+    schema: tantivy.Schema, plan: PlannedQuery, clauses: Sequence[Clause]
+) -> tantivy.Query:
+    """What scores the exact tier: the query's words and identifiers typed whole as anywhere,
+    but a part of an identifier (`overview` of `coin-overview-send`) only in a field that holds
+    an identifier typed whole. Every step of that tier holds the identifier; a part it holds
+    elsewhere is not what the query asked about: `overview` of a failed click on
+    `token-overview-button-swap` must not rank it first among the steps that show
+    `coin-overview-send`. In the field holding the identifier its parts weigh as before (the
+    identifier is made of them), so that how strongly a step holds it is scored as ever."""
+    said = QueryWords.said(plan).words
+    wholes: dict[str, list[Clause]] = {}
+    for clause in plan.exact_clauses():
+        wholes.setdefault(clause.field, []).append(clause)
+    scored = [(tantivy.Occur.Should, scored_query(schema, [c for c in clauses if c.token in said]))]
+    for c in clauses:
+        if c.token not in said and c.field in wholes:
+            part = tantivy.Query.term_query(schema, c.field, c.token, index_option="freq")
+            where = unscored(holds_any(schema, wholes[c.field]))
+            held = all_of(where, tantivy.Query.boost_query(part, c.boost))
+            scored.append((tantivy.Occur.Should, held))
+    return tantivy.Query.boolean_query(scored)
 
 
 def _renames_of(plan: PlannedQuery, renamed: RenameMap) -> list[RenamedId]:
@@ -372,13 +412,13 @@ def _with_renames(
     return fields
 
 
-def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query]:
+def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> tuple[list[tantivy.Query], list[str]]:
     """What an exact target identifier became: when steps acting on `eth-overview-send` were
     superseded because it was renamed, the steps that superseded them and every step acting on
-    the new testId are what the old name finds now (exact matches too)."""
+    the new testId are what the old name finds now (exact matches too); and the new testIds."""
     targets = [c for c in exact if c.field == "target"]
     if not targets:
-        return []
+        return [], []
     flagged = all_of(
         step_filter(view.schema),
         term(view.schema, SUPERSEDED_FIELD, "true"),
@@ -394,10 +434,11 @@ def _renamed_to(view: ReadView, exact: tuple[Clause, ...]) -> list[tantivy.Query
             if by.get("target", "").startswith("testId:")
         }
     )
-    return [
+    queries = [
         tantivy.Query.term_set_query(view.schema, "step_id", step_ids),
         tantivy.Query.term_set_query(view.schema, "target", new_ids),
     ]
+    return queries, new_ids
 
 
 def _rank_tier(
@@ -422,16 +463,21 @@ def _rank_tier(
     scores = [score for score, _ in head]
     left_out = covers.plan.left_out_clauses()
     if left_out:
-        added = _dropped_scores(view, ids, left_out)
+        dropped = (
+            _exact_scoring(view.schema, covers.plan, left_out)
+            if tier.as_whole
+            else scored_query(view.schema, left_out)
+        )
+        added = _dropped_scores(view, ids, dropped)
         scores = [score + added.get(key, 0.0) for score, key in zip(scores, keys, strict=True)]
     reranked, coverages, held = [], [], []
     cautioned = _destructive(view, ids, covers.plan)
     for score, doc, when, key in zip(scores, docs, created, keys, strict=True):
-        preferred, coverage = covers.of(doc["rank"][0])
+        preferred, coverage = covers.of(doc["rank"][0], tier.exact)
         factor = _rerank_factor(preferred, coverage, now_ms - when)
         reranked.append(score * factor * (CAUTION_FACTOR if key in cautioned else 1.0))
         coverages.append(coverage)
-        held.append(covers.held(doc["rank"][0]))
+        held.append(covers.held(doc["rank"][0], tier.exact))
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
@@ -473,7 +519,7 @@ def _rank_tier(
 
 
 def _dropped_scores(
-    view: ReadView, ids: list[str], dropped: Sequence[Clause]
+    view: ReadView, ids: list[str], dropped: tantivy.Query
 ) -> dict[tuple[int, int], float]:
     """What the clauses retrieval left out (`dropped`, `plan.budget_clauses`) add to the BM25
     of the retrieved candidates (step `ids`): a step's exact score over every clause is its
@@ -486,7 +532,7 @@ def _dropped_scores(
     query = tantivy.Query.boolean_query(
         [
             (tantivy.Occur.Must, one_of(view.schema, "step_id", ids)),
-            (tantivy.Occur.Must, scored_query(view.schema, dropped)),
+            (tantivy.Occur.Must, dropped),
         ]
     )
     found = view.searcher.search(query, limit=len(ids), count=False)
@@ -570,7 +616,12 @@ class Coverage:
     query: whether the step is preferred (it worked, or the query is about its very failure:
     some query word is found in its error and nowhere else in the step), its coverage (the
     share of the query's concepts it covers; 1.0: all of them) and which concepts it holds (a
-    bit mask, `engine.query.coverage`). Kept per record: steps of a window often share one."""
+    bit mask, `engine.query.coverage`). Kept per record: steps of a window often share one.
+
+    A step of the exact tier holds the identifiers typed whole, and so their parts, even where
+    its record cannot show it (a testId only visible on its screen is not in the record): its
+    coverage counts them (`exact`), so the fusion does not read the keyword leg's best answer
+    as explaining only part of the query and let meaning reorder the exact matches."""
 
     def __init__(self, plan: PlannedQuery) -> None:
         self.plan = plan
@@ -578,23 +629,26 @@ class Coverage:
         # token is in a list exactly when " token " is in " list ": no split, no token strings.
         self._needles = [(token, f" {token} ") for token in plan.tokens if token.split() == [token]]
         self._concepts = plan.concept_tokens
-        self._known: dict[bytes, tuple[bool, float, int]] = {}
+        self._exact = identifier_mask(plan)
+        self._known: dict[bytes, tuple[bool, int]] = {}
 
-    def of(self, record: bytes) -> tuple[bool, float]:
-        preferred, coverage, _ = self._of(record)
-        return preferred, coverage
+    def of(self, record: bytes, exact: bool = False) -> tuple[bool, float]:
+        """Whether the step is preferred, and its coverage (`exact`: it is in the exact tier)."""
+        held = self.held(record, exact)
+        concepts = self._concepts
+        return self._of(record)[0], held.bit_count() / len(concepts) if concepts else 0.0
 
-    def held(self, record: bytes) -> int:
+    def held(self, record: bytes, exact: bool = False) -> int:
         """The concepts the record holds, as a bit mask (bit i: `plan.concept_tokens[i]`)."""
-        return self._of(record)[2]
+        return self._of(record)[1] | (self._exact if exact else 0)
 
-    def _of(self, record: bytes) -> tuple[bool, float, int]:
+    def _of(self, record: bytes) -> tuple[bool, int]:
         known = self._known.get(record)
         if known is None:
             known = self._known[record] = self._read(record)
         return known
 
-    def _read(self, record: bytes) -> tuple[bool, float, int]:
+    def _read(self, record: bytes) -> tuple[bool, int]:
         ok, step_tokens, error_tokens = read_rank_record(record)
         step = f" {step_tokens} "
         other = {token for token, needle in self._needles if needle in step}
@@ -606,10 +660,9 @@ class Coverage:
         matched = other | failure
         concepts = self._concepts
         held = sum(1 << i for i, toks in enumerate(concepts) if toks & matched)
-        coverage = held.bit_count() / len(concepts) if concepts else 0.0
         if ok:
-            return True, coverage, held
-        return any(toks & failure and not toks & other for toks in concepts), coverage, held
+            return True, held
+        return any(toks & failure and not toks & other for toks in concepts), held
 
 
 def _narrowed(request: SearchInput) -> bool:
@@ -628,13 +681,12 @@ class _Said:
     ) -> None:
         self.plan, self.page_held, self.covers = plan, page_held, covers
         self.narrowed = narrowed
-        self.exact_held = identifier_mask(plan)
 
     def coverage(self) -> SearchCoverage:
         return search_coverage(self.plan, self.page_held)
 
     def confidence(self, hit: Hit) -> float:
-        held = self.covers.held(hit.doc["rank"][0]) | (self.exact_held if hit.exact else 0)
+        held = self.covers.held(hit.doc["rank"][0], hit.exact)
         return confidence(self.plan, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:

@@ -19,6 +19,7 @@ CLICKABLE = frozenset({"button", "link", "menuitem", "checkbox", "radio", "switc
 FIELDS = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 FORWARD_WORDS = "continue next confirm submit ok save done review proceed apply"
 """Words of buttons that move a form on: a person tries these before others."""
+DIALOGS = frozenset({"dialog", "alertdialog"})
 BACKWARD_WORDS = "cancel back close reset lock logout revoke delete remove reject disconnect clear"
 """Words of buttons that undo or leave: tried last."""
 STOP_WORDS = "a an the to of and or with in on for from by my your it its this that as at be is see"
@@ -52,6 +53,8 @@ class Element:
     disabled: bool
     index: int
     """Position in document order."""
+    in_dialog: bool = False
+    """Inside a dialog (an ancestor of role dialog or alertdialog)."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -70,6 +73,12 @@ class Screen:
     test_id_by_text: dict[str, str]
     """Visible testIds by their text, for texts that only one of them shows."""
     suggestions: list[dict[str, Any]] = field(default_factory=list)
+    text_of_test_id: dict[str, str] = field(default_factory=dict)
+    """The text each visible testId shows."""
+    dialog_open: bool = False
+    """A dialog is open: only what is inside it can be acted on."""
+    headings: frozenset[str] = frozenset()
+    """The headings shown (sections, not elements: a wait for one is followed all the same)."""
 
     @classmethod
     def of(cls, described: dict[str, Any]) -> "Screen":
@@ -77,14 +86,19 @@ class Screen:
         url = str(state.get("currentUrl") or "")
         screen = str(state.get("currentScreen") or "unknown")
         elements: list[Element] = []
+        headings: set[str] = set()
         section = ""
         for index, node in enumerate((described.get("a11y") or {}).get("nodes") or []):
             role, name = str(node.get("role", "")), str(node.get("name", ""))
             if role == "heading":
                 section = name
+                headings.add(name)
                 continue
             disabled = bool(node.get("disabled"))
-            elements.append(Element(str(node["ref"]), role, name, section, disabled, index))
+            in_dialog = any(str(p).split(" ", 1)[0] in DIALOGS for p in node.get("path") or [])
+            elements.append(
+                Element(str(node["ref"]), role, name, section, disabled, index, in_dialog)
+            )
         shown = [t for t in described.get("testIds") or [] if t.get("visible")]
         texts = [str(t.get("text") or "") for t in shown]
         by_text = {
@@ -100,6 +114,9 @@ class Screen:
             visible_test_ids=frozenset(str(t["testId"]) for t in shown),
             test_id_by_text=by_text,
             suggestions=list(prior.get("suggestedNextActions") or []),
+            text_of_test_id={str(t["testId"]): text for t, text in zip(shown, texts, strict=True)},
+            dialog_open=any(e.in_dialog or e.role in DIALOGS for e in elements),
+            headings=frozenset(headings),
         )
 
     @property
@@ -135,14 +152,24 @@ class Screen:
         return {"a11yRef": element.ref}
 
     def has_target(self, target: dict[str, Any]) -> bool:
-        """Whether a suggestion's preferred target is on this screen and enabled."""
+        """Whether a suggestion's preferred target can be followed now: on this screen,
+        enabled, and inside the open dialog when there is one. A testId's element is the
+        clickable one named by its text, when there is one; a selector cannot be told."""
         kind, value = target.get("type"), target.get("value")
         if kind == "testId":
-            return value in self.visible_test_ids
+            if value not in self.visible_test_ids:
+                return False
+            text = self.text_of_test_id.get(str(value))
+            found = self.named(None, text) if text else []
+            return self._followable(found) if found else not self.dialog_open
         if kind == "a11yHint" and isinstance(value, dict):
-            found = self.named(str(value.get("role")), str(value.get("name", "")))
-            return any(not e.disabled for e in found)
+            if value.get("role") == "heading":
+                return str(value.get("name")) in self.headings
+            return self._followable(self.named(str(value.get("role")), str(value.get("name", ""))))
         return False
+
+    def _followable(self, found: list[Element]) -> bool:
+        return any(not e.disabled and (e.in_dialog or not self.dialog_open) for e in found)
 
 
 def relevance(element: Element, goal: frozenset[str]) -> int:

@@ -149,15 +149,11 @@ async def _describe(
     state: ServerState, session: BrowserSession, draft: StepDraft
 ) -> DescribeResult:
     seen = await _observed(session, draft, refs=True)
-    context = ScreenContext(
-        screen=seen.state.currentScreen or "unknown",
-        url=seen.state.currentUrl,
-        test_ids=[t.testId for t in seen.testIds if t.visible],
-        a11y=[(n.role, n.name) for n in seen.a11y.nodes],
+    context = ScreenContext.seen(
+        seen,
+        seen.state.currentScreen or "unknown",
         session_id=session.session_id,
         flow_tags=session.metadata.flowTags,
-        disabled=[(n.role, n.name) for n in seen.a11y.nodes if getattr(n, "disabled", False)],
-        texts=[(t.testId, t.text) for t in seen.testIds if t.visible and t.text],
         goal=session.metadata.goal,
     )
     result = DescribeResult(state=seen.state, testIds=seen.testIds, a11y=seen.a11y)
@@ -295,8 +291,10 @@ BROWSER_TOOLS: tuple[ToolSpec, ...] = (
         "describe_screen",
         "Describe the screen",
         "The current screen, its testIds and accessibility nodes (refs e1, e2, …), and "
-        "priorKnowledge: what earlier agents did here (suggestedNextActions with a target to "
-        "pass to {prefix}click or {prefix}type as it is, similarSteps, targets to avoid). "
+        "priorKnowledge: what earlier agents did here (suggestedNextActions that can be "
+        "followed now, with a target to pass to {prefix}click or {prefix}type as it is; "
+        "laterActions whose target is hidden, disabled or behind a dialog now; similarSteps; "
+        "targets to avoid). "
         "Use it on every new screen.",
         schema_of(NoInput),
         describe_screen,

@@ -6,18 +6,12 @@ its three parts. When the identifier was renamed, what it was renamed to
 counts as exact too.
 """
 
-import shutil
-from pathlib import Path
-
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import KnowledgeEngine, KnowledgeStore, SearchInput, ensure_index
+from engine import KnowledgeEngine, SearchInput
 from tests.conftest import Knowledge
 from tests.engine.test_supersede import after_rename, before_rename
-
-SAMPLE_ROOT = Path(__file__).parents[2] / "server" / "demo" / "sample_root"
 
 
 def test_a_testid_seen_only_on_screen_beats_partial_matches_of_its_parts(kb: Knowledge) -> None:
@@ -60,15 +54,6 @@ def test_without_an_identifier_there_is_one_tier(kb: Knowledge) -> None:
     page = kb.search("send")
     assert page.total == 2
     assert all(r.matchedFields for r in page.results)
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeEngine:
-    """The bundled sample sessions that `knowhow demo` / `make run` install, indexed."""
-    base = tmp_path_factory.mktemp("sample")
-    root = shutil.copytree(SAMPLE_ROOT, base / "root")  # indexing writes decisions into a root
-    ensure_index(KnowledgeStore(root), base / "index")
-    return KnowledgeEngine(root, base / "index")
 
 
 def test_on_the_sample_the_exact_testid_ranks_first(sample: KnowledgeEngine) -> None:

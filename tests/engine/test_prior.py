@@ -149,21 +149,22 @@ def test_a_new_visit_to_the_screen_gets_the_full_suggestions_again(kb: Knowledge
     assert "recipient-address-input" in targets
 
 
-def test_a_target_that_cannot_be_used_now_is_suggested_after_those_that_can(
-    kb: Knowledge,
-) -> None:
+def test_a_target_that_cannot_be_used_now_is_a_later_action(kb: Knowledge) -> None:
     kb.session("mm-agent-a", hours_ago=30, flow_tags=["send"])
     kb.step("mm-agent-a", "mm_describe_screen", screen="send", test_ids=[], a11y=SEND_A11Y)
     kb.step("mm-agent-a", "mm_type", a11y_ref="e1", screen="send")
     kb.step("mm-agent-a", "mm_type", a11y_ref="e2", screen="send")
 
-    def names(context: ScreenContext) -> list[object]:
+    def names(context: ScreenContext) -> tuple[list[object], list[object]]:
         prior = kb.engine().prior_knowledge(context)
-        return [s.preferredTarget.value["name"] for s in prior.suggestedNextActions]
+        return (
+            [s.preferredTarget.value["name"] for s in prior.suggestedNextActions],
+            [s.preferredTarget.value["name"] for s in prior.laterActions],
+        )
 
-    assert names(send_screen("mm-agent-b", test_ids=[])) == ["Recipient address", "Amount"]
+    assert names(send_screen("mm-agent-b", test_ids=[])) == (["Recipient address", "Amount"], [])
     recipient_disabled = [("textbox", "Recipient address")]
-    assert names(send_screen("mm-agent-b", test_ids=[], disabled=recipient_disabled)) == [
-        "Amount",
-        "Recipient address",
-    ]
+    assert names(send_screen("mm-agent-b", test_ids=[], disabled=recipient_disabled)) == (
+        ["Amount"],
+        ["Recipient address"],
+    )

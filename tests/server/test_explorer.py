@@ -160,6 +160,19 @@ def test_elements_know_their_section_and_the_goal_picks_among_namesakes() -> Non
     assert [e.name for e in screen.clickables()] == ["Connect"]
 
 
+def test_a_suggestion_is_followable_when_shown_enabled_and_not_behind_a_dialog() -> None:
+    screen = Screen.of(DAPP)
+    assert screen.has_target({"type": "testId", "value": "connect-button"})
+    assert not screen.has_target({"type": "a11yHint", "value": {"role": "button", "name": "Sign"}})
+    wizard = Screen.of(describe([("button", "Next", True)], [("wizard-next", "Next")]))
+    assert not wizard.has_target({"type": "testId", "value": "wizard-next"})  # shown disabled
+    dialog = describe([("button", "Delete", False), ("button", "Keep", False)], [("del", "Delete")])
+    dialog["a11y"]["nodes"][1]["path"] = ['dialog "Delete the profile?"']
+    behind = Screen.of(dialog)
+    assert behind.has_target({"type": "a11yHint", "value": {"role": "button", "name": "Keep"}})
+    assert not behind.has_target({"type": "testId", "value": "del"})
+
+
 def row(step: int, tool: str, screen: str, session: str = "s1", **target: str) -> dict[str, Any]:
     return {
         "sessionId": session,
