@@ -6,8 +6,6 @@ with an OSError where the worker reads it, outside any batch (as an exhausted op
 did under a flood of slow HTTP requests).
 """
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from engine import (
     now_iso,
     rebuild,
 )
+from tests.engine.test_live import wait_for
 
 
 @pytest.fixture
@@ -39,15 +38,6 @@ def click(session_id: str, test_id: str) -> StepRecord:
         tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
         outcome=Outcome(ok=True),
     )
-
-
-def wait_for(check: Callable[[], object], timeout: float = 60.0) -> None:
-    """Polls until `check()` is truthy (generous: a loaded machine must not fail the test)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s")
-        time.sleep(0.05)
 
 
 def no_documents() -> dict[str, int]:
@@ -72,7 +62,7 @@ def test_the_live_worker_survives_an_unreadable_pointer_and_says_so(
         pointer.unlink()
         pointer.mkdir()  # reading it now fails with IsADirectoryError
         store.record_step(click("mm-fault1", "during-fault"))
-        wait_for(lambda: live.status(no_documents).health != "ok")
+        wait_for(lambda: live.status(no_documents).health != "ok", timeout=60.0)
         assert "CURRENT" in (live.status(no_documents).healthReason or "")
         if not writer:
             holder.close()  # the standby must take over once the pointer is readable again
@@ -86,8 +76,8 @@ def test_the_live_worker_survives_an_unreadable_pointer_and_says_so(
             page = engine.search(SearchInput(query="fault", limit=10))
             return {r.stepId for r in page.results}
 
-        wait_for(lambda: len(indexed()) == 3)
-        wait_for(lambda: live.status(engine.document_counts).health == "ok")
+        wait_for(lambda: len(indexed()) == 3, timeout=60.0)
+        wait_for(lambda: live.status(engine.document_counts).health == "ok", timeout=60.0)
         assert live.is_writer
     finally:
         live.close()

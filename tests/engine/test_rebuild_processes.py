@@ -6,14 +6,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from explorer import knowhow_command
 from tests.conftest import Knowledge
+from tests.engine.test_live import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -40,14 +39,6 @@ def reindex(
         text=True,
         start_new_session=new_session,
     )
-
-
-def wait_for(check: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s")
-        time.sleep(0.05)
 
 
 def test_two_rebuilds_at_once_leave_a_whole_index(kb: Knowledge) -> None:
@@ -84,10 +75,11 @@ def test_a_killed_rebuild_leaves_no_worker_running(kb: Knowledge) -> None:
     many_sessions(kb, WORKER_SESSIONS, 20)
     proc = reindex(kb, subprocess.DEVNULL, new_session=True)
     try:
-        wait_for(lambda: len(in_session(proc.pid)) >= 4)  # fork server, tracker, a worker
+        # a fork server, a resource tracker and a worker
+        wait_for(lambda: len(in_session(proc.pid)) >= 4, timeout=60.0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        wait_for(lambda: not in_session(proc.pid))
+        wait_for(lambda: not in_session(proc.pid), timeout=60.0)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
