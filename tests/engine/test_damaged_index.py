@@ -25,14 +25,10 @@ from engine.index import (
 from engine.live import LiveIndex
 from engine.records import (
     KnowledgeStore,
-    Outcome,
     SessionMetadata,
-    StepRecord,
-    StepTarget,
-    ToolCall,
     now_iso,
 )
-from tests.engine.test_live import wait_for
+from tests.engine.test_live import step, wait_for
 
 
 def scramble(path: Path) -> None:
@@ -79,21 +75,12 @@ DAMAGES: dict[str, Callable[[Path], None]] = {
 }
 
 
-def click(session_id: str, test_id: str) -> StepRecord:
-    return StepRecord(
-        timestamp=now_iso(),
-        sessionId=session_id,
-        tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
-        outcome=Outcome(ok=True),
-    )
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> KnowledgeStore:
     store = KnowledgeStore(tmp_path / "root")
     for session_id, test_id in (("mm-send1", "coin-overview-send"), ("mm-swap1", "swap-button")):
         store.write_session(SessionMetadata(sessionId=session_id, createdAt=now_iso()))
-        store.record_step(click(session_id, test_id))
+        store.record_step(step(session_id, test_id))
     return store
 
 
@@ -184,7 +171,7 @@ def test_the_live_writer_rebuilds_a_damaged_generation(
     assert found(engine, "swap") == {"mm-swap1/0001-mm_click"}
     damaged = generation(index_dir)
     DAMAGES[damage](damaged)
-    store.record_step(click("mm-swap1", "swap-review-quote"))
+    store.record_step(step("mm-swap1", "swap-review-quote"))
     with pytest.raises(IndexDamaged):
         GenerationCheck(damaged).verify(full=True)
 

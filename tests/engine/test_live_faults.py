@@ -14,30 +14,17 @@ from engine import (
     KnowledgeEngine,
     KnowledgeStore,
     LiveIndex,
-    Outcome,
     SearchInput,
     SessionMetadata,
-    StepRecord,
-    StepTarget,
-    ToolCall,
     now_iso,
     rebuild,
 )
-from tests.engine.test_live import wait_for
+from tests.engine.test_live import step, wait_for
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> KnowledgeStore:
     return KnowledgeStore(tmp_path / "root")
-
-
-def click(session_id: str, test_id: str) -> StepRecord:
-    return StepRecord(
-        timestamp=now_iso(),
-        sessionId=session_id,
-        tool=ToolCall(name="mm_click", target=StepTarget(testId=test_id)),
-        outcome=Outcome(ok=True),
-    )
 
 
 def no_documents() -> dict[str, int]:
@@ -49,7 +36,7 @@ def test_the_live_worker_survives_an_unreadable_pointer_and_says_so(
     store: KnowledgeStore, index_dir: Path, writer: bool
 ) -> None:
     store.write_session(SessionMetadata(sessionId="mm-fault1", createdAt=now_iso()))
-    store.record_step(click("mm-fault1", "before-fault"))
+    store.record_step(step("mm-fault1", "before-fault"))
     rebuild(store, index_dir)
     holder = LiveIndex(store, index_dir, retry_seconds=0.05)
     live = holder if writer else LiveIndex(store, index_dir, retry_seconds=0.05)
@@ -61,14 +48,14 @@ def test_the_live_worker_survives_an_unreadable_pointer_and_says_so(
         name = pointer.read_bytes()
         pointer.unlink()
         pointer.mkdir()  # reading it now fails with IsADirectoryError
-        store.record_step(click("mm-fault1", "during-fault"))
+        store.record_step(step("mm-fault1", "during-fault"))
         wait_for(lambda: live.status(no_documents).health != "ok", timeout=60.0)
         assert "CURRENT" in (live.status(no_documents).healthReason or "")
         if not writer:
             holder.close()  # the standby must take over once the pointer is readable again
         pointer.rmdir()
         pointer.write_bytes(name)
-        store.record_step(click("mm-fault1", "after-fault"))
+        store.record_step(step("mm-fault1", "after-fault"))
         engine = KnowledgeEngine(store.root, index_dir)
 
         def indexed() -> set[str]:
