@@ -10,13 +10,12 @@ said "ok"), and asyncio logged a traceback for every refused accept.
 import contextlib
 import json
 import resource
-import select
 import socket
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from adversary import slow_requests  # scripts/ is on pytest's pythonpath
 
 from engine import KnowledgeEngine, SearchInput
 from tests.server.mcp_helpers import SEND_FLOW, eventually, http_client, ok, start_http, stop
@@ -25,9 +24,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 OPEN_FILES = 1024
 SLOW_REQUESTS = 1100
-HALF_A_REQUEST = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 LOG_BYTES = 1 << 20
-CONNECT_SECONDS = 10.0
 
 
 def common_open_file_limit() -> None:
@@ -46,29 +43,6 @@ def open_files_for_the_flood() -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-
-
-def slow_requests(port: int, count: int) -> list[socket.socket]:
-    """Connections that each send half a request's headers and never the rest. Connected
-    without blocking: a server that stopped accepting must not stall the flood."""
-    flood = []
-    for _ in range(count):
-        sock = socket.socket()
-        sock.setblocking(False)
-        sock.connect_ex(("127.0.0.1", port))
-        flood.append(sock)
-    waiting = {sock.fileno(): sock for sock in flood}
-    poll = select.poll()
-    for fd in waiting:
-        poll.register(fd, select.POLLOUT)
-    deadline = time.monotonic() + CONNECT_SECONDS
-    while waiting and time.monotonic() < deadline:
-        for fd, _ in poll.poll(500):
-            with contextlib.suppress(OSError):  # refused or reset: the server did not hold it
-                waiting[fd].send(HALF_A_REQUEST)
-            poll.unregister(fd)
-            del waiting[fd]
-    return flood
 
 
 def held(sock: socket.socket) -> bool:
