@@ -6,9 +6,9 @@ import contextlib
 import os
 import signal
 import subprocess
-from pathlib import Path
 
 import pytest
+from adversary import in_session  # scripts/ is on pytest's pythonpath
 
 from explorer import knowhow_command
 from tests.conftest import Knowledge
@@ -54,19 +54,6 @@ def test_two_rebuilds_at_once_leave_a_whole_index(kb: Knowledge) -> None:
         assert (kb.index_dir / current).is_dir(), f"CURRENT names {current}, which is gone"
         engine.refresh()
         assert engine.document_counts()["steps"] == 120
-
-
-def in_session(session: int) -> set[int]:
-    """The running processes of a session (a zombie has ended)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        if int(fields[3]) == session and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
 
 
 def test_a_killed_rebuild_leaves_no_worker_running(kb: Knowledge) -> None:
