@@ -471,6 +471,19 @@ def same_element(role: str, name: str, other_role: str, other_name: str) -> bool
     return bool(name) and name == other_name and (not role or not other_role or role == other_role)
 
 
+def known_as(
+    test_id: str, worked: list[Action], seen: list[tuple[str, str, Seen]]
+) -> tuple[str, str]:
+    """The role and name a testId is known by: its latest named action's that worked, else
+    its first named sighting's (by session id)."""
+    named = [a for a in worked if a.name]
+    if named:
+        latest = max(named, key=attrgetter("ts", "step_id"))
+        return latest.role, latest.name
+    firsts = sorted((sid, s.role, s.name) for sid, t, s in seen if t == test_id and s.name)
+    return firsts[0][1:] if firsts else ("", "")
+
+
 def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
     """The detection rules written plainly over every session's facts, reading everything:
     the planner's indexes (which read only what happened after a testId's last use) must
@@ -486,12 +499,7 @@ def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
             if not worked:
                 continue
             since = max([s.last for _, t, s in seen if t == test_id] + [a.ts for a in worked])
-            named = [a for a in worked if a.name]
-            firsts = sorted((sid, s.role, s.name) for sid, t, s in seen if t == test_id and s.name)
-            if named:
-                role, name = max(named, key=order).role, max(named, key=order).name
-            else:
-                role, name = firsts[0][1:] if firsts else ("", "")
+            role, name = known_as(test_id, worked, seen)
             found = None
             observed = sum(
                 s.count
@@ -535,17 +543,11 @@ def plain_renames(
     screen: str, actions: list[Action], seen: list[tuple[str, str, Seen]]
 ) -> dict[str, Rename]:
     """What `renames_on` is given, read plainly from every action and sighting of a screen."""
-    order = attrgetter("ts", "step_id")
     ids: dict[str, Known] = {}
     for test_id in {t for _, t, _ in seen} | {a.test_id for a in actions if a.ok and a.test_id}:
         sightings = [s for _, t, s in seen if t == test_id]
         worked = [a for a in actions if a.ok and a.test_id == test_id]
-        named = [a for a in worked if a.name]
-        firsts = sorted((sid, s.role, s.name) for sid, t, s in seen if t == test_id and s.name)
-        if named:
-            role, name = max(named, key=order).role, max(named, key=order).name
-        else:
-            role, name = firsts[0][1:] if firsts else ("", "")
+        role, name = known_as(test_id, worked, seen)
         ids[test_id] = Known(
             min([s.first for s in sightings] + [a.ts for a in worked]),
             max([s.last for s in sightings] + [a.ts for a in worked]),
