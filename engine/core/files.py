@@ -114,12 +114,16 @@ def read_regular(folder: int, name: str, limit: int) -> bytes:
     A link, a FIFO, a device or a folder raises `UnsafeFile` without blocking (`O_NONBLOCK`,
     then `fstat`); so does a file larger than `limit`, checked before and while reading since
     the file may grow."""
-    return read_regular_stat(folder, name, limit)[0]
+    with open_regular(folder, name, limit) as (fd, _):
+        return read_open(fd, limit)
 
 
-def read_regular_stat(folder: int, name: str, limit: int) -> tuple[bytes, os.stat_result]:
-    """`read_regular`, with the `fstat` of the file read: the size and modification time of
-    exactly what was read, for the cost of no other call (a build signs every step file)."""
+@contextlib.contextmanager
+def open_regular(folder: int, name: str, limit: int) -> Iterator[tuple[int, os.stat_result]]:
+    """The regular file `name` of the open `folder`, open for reading, with its `fstat` (the
+    size and modification time of exactly what is read: a build signs every step file), closed
+    when the block ends; raises as `read_regular` does. Whether to read it may depend on that
+    `fstat` (a record already read from the same file, `engine.records.kept_records`)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
     except OSError as exc:
@@ -132,15 +136,20 @@ def read_regular_stat(folder: int, name: str, limit: int) -> tuple[bytes, os.sta
             raise UnsafeFile("not a regular file (a FIFO, device or folder is never read)")
         if info.st_size > limit:
             raise UnsafeFile(f"larger than the {limit}-byte limit ({info.st_size} bytes)")
-        chunks, size = [], 0
-        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise UnsafeFile(f"larger than the {limit}-byte limit (grew while read)")
-        return b"".join(chunks), info
+        yield fd, info
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, limit: int) -> bytes:
+    """The rest of the open file `fd`, at most `limit` bytes (`UnsafeFile` if it grew past)."""
+    chunks, size = [], 0
+    while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise UnsafeFile(f"larger than the {limit}-byte limit (grew while read)")
+    return b"".join(chunks)
 
 
 def _durable_temp(folder: int, name: str, data: bytes) -> str:

@@ -13,6 +13,7 @@ from engine.records.batches import (
     read_batch,
 )
 from engine.records.diff_observations import completed
+from engine.records.kept_records import KEPT_FILE_BYTES
 from engine.records.knowledge_root import (
     DECISIONS_FILE,
     SESSION_FILE,
@@ -108,6 +109,7 @@ __all__ = [
     "DISCOVERY_TOOLS",
     "FIELD_TOKENS",
     "INTERACTION_TOOLS",
+    "KEPT_FILE_BYTES",
     "KNOWN_ACTIONS",
     "MAX_DEPTH",
     "MAX_INT",

@@ -31,12 +31,14 @@ from engine.core import (
     UnsafeFile,
     create_at,
     folder_inside,
+    open_regular,
+    read_open,
     read_regular,
-    read_regular_stat,
     validate_session_id,
     write_at,
 )
 from engine.records.batches import read_batch
+from engine.records.kept_records import kept_records
 from engine.records.labels import labelled
 from engine.records.limits import MAX_READ_FILE_BYTES, SMALL_FILE_BYTES, parse_bounded
 from engine.records.models import (
@@ -306,6 +308,25 @@ def parse_step(data: bytes) -> StepRecord:
         return StepRecord.model_validate_json(data)
 
 
+def _read_step_file(folder: int, name: str) -> tuple[StepRecord | bytes, os.stat_result]:
+    """The step file `name` of the open `steps/` folder, with its `fstat`: its record when
+    `kept_records` kept it from an earlier read of the same version (the file is not read),
+    else its bytes. Raises what `read_regular` raises."""
+    with open_regular(folder, name, MAX_READ_FILE_BYTES) as (fd, info):
+        kept = kept_records.get(info)
+        return (kept if kept is not None else read_open(fd, MAX_READ_FILE_BYTES)), info
+
+
+def _step_record(read: StepRecord | bytes, info: os.stat_result) -> StepRecord:
+    """The record `_read_step_file` read (kept when its file is large); raises what
+    `parse_step` raises."""
+    if isinstance(read, StepRecord):
+        return read
+    record = parse_step(read)
+    kept_records.keep(info, record)
+    return record
+
+
 @lru_cache(maxsize=OBSERVATIONS_CACHED)
 def _observation(data: bytes) -> Observation:
     return Observation.model_validate_json(data)
@@ -432,7 +453,7 @@ class KnowledgeStore:
         """One step file (a big one cut to `engine.records.limits`' read limits); raises OSError
         (`UnsafeFile` too), ValueError or ValidationError when unreadable."""
         with self.folder(session_id, STEPS_DIR) as folder:
-            return parse_step(read_regular(folder, file_name, MAX_READ_FILE_BYTES))
+            return _step_record(*_read_step_file(folder, file_name))
 
     def load_session(self, session_id: str, only: Collection[str] | None = None) -> LoadedSession:
         """Read a whole session; corrupt files are skipped and reported, never raised. The
@@ -526,7 +547,7 @@ class KnowledgeStore:
             loaded.skipped.append(Skip(path, "file name is not valid UTF-8"))
             return None
         try:
-            data, info = read_regular_stat(folder, name, MAX_READ_FILE_BYTES)
+            read, info = _read_step_file(folder, name)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -534,7 +555,7 @@ class KnowledgeStore:
             return None
         sig = FileSig(info.st_mtime_ns, info.st_size)
         try:
-            record = parse_step(data)
+            record = _step_record(read, info)
         except (ValueError, ValidationError) as exc:
             loaded.skipped.append(Skip(str(self._step_path(loaded, name)), _reason(exc)))
             return sig

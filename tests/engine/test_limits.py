@@ -1,5 +1,7 @@
 """`engine.records.limits.check_record`: what a recorded record may hold, and the field it names."""
 
+import os
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,6 +13,7 @@ from engine.core import InvalidInput, SummarizeInput
 from engine.index import field_text
 from engine.records import (
     FIELD_TOKENS,
+    KEPT_FILE_BYTES,
     MAX_INT,
     MAX_TEXT_CHARS,
     MIN_INT,
@@ -106,6 +109,32 @@ def test_a_big_file_is_cut_before_it_is_indexed_or_shown(kb: Knowledge) -> None:
     recipe = kb.engine().summarize(SummarizeInput(scope={"sessionId": "mm-big-one"}))
     assert len(recipe.failures[0].errorMessage or "") == READ_TEXT_CHARS
     assert len(orjson.dumps(recipe.to_json_dict())) < 10 * READ_TEXT_CHARS
+
+
+def bytes_read() -> int:
+    """What this process has read so far (Linux's count of bytes read, `rchar`)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def test_a_very_large_file_is_decoded_once_while_it_is_unchanged(kb: Knowledge) -> None:
+    step_id = big_failure(kb, "quote expired " + "filler " * 300_000)  # 2.1 MB
+    path = kb.root / "mm-big-one" / "steps" / f"{step_id.split('/')[1]}.json"
+    assert path.stat().st_size > KEPT_FILE_BYTES
+    engine = kb.engine()
+    ask = SummarizeInput(scope={"sessionId": "mm-big-one"})
+    first = engine.summarize(ask)
+
+    before = bytes_read()
+    again = engine.summarize(ask)
+    assert bytes_read() - before < KEPT_FILE_BYTES  # the step file was opened, not read
+    assert again == first
+
+    mtime = path.stat().st_mtime_ns  # written again, its modification time restored
+    path.write_bytes(path.read_bytes().replace(b"quote expired", b"quote revoked"))
+    os.utime(path, ns=(mtime, mtime))
+    changed = engine.summarize(ask).failures[0].errorMessage or ""
+    assert changed.startswith("quote revoked")
 
 
 def test_one_field_of_one_step_indexes_a_bounded_vocabulary() -> None:
