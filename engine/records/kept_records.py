@@ -2,12 +2,13 @@
 
 A step file another program wrote may hold tens of MB (`engine.records.limits`: read up to
 `MAX_READ_FILE_BYTES`, then cut). Decoding it is most of what any read of its session costs,
-and its session is read again by every summarize page and timeline that covers it, after the
-index read it once. So the cut record of a file larger than `KEPT_FILE_BYTES` is kept, by the
-file's identity and `fstat`, and a read that finds the file unchanged opens it but reads
-nothing (`scripts/adversary.py`, the 50 MB step file attack, measures it). A file written again
-has another modification or change time, so it is read again; records are never changed in
-place (a changed record is a copy), so one record can be shared by every reader.
+and after the index read it, its session is read again by every summary (and page of one) that
+covers it, and by the live index whenever it reads the session again. So the cut record of a
+file larger than `KEPT_FILE_BYTES` is kept, by the file's identity and `fstat`, and a read that
+finds the file unchanged opens it but reads nothing (`scripts/adversary.py`, the 50 MB step
+file attack, measures it). A file written again has another modification or change time, so it
+is read again; records are never changed in place (a changed record is a copy), so one record
+can be shared by every reader.
 """
 
 import os
