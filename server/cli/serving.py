@@ -5,6 +5,7 @@ The server, the browser tools and the MCP SDK are imported when `serve` runs, so
 commands never load them.
 """
 
+import errno
 import json
 import socket
 import sys
@@ -16,7 +17,7 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
-from engine import KnowhowError, NotFound
+from engine import InvalidInput, KnowhowError, NotFound
 from server.cli.answer import Answer, Call, answers, existing_root
 from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import err
@@ -75,7 +76,7 @@ def serve(
         load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback
         settings.synonym_table()  # and so is a bad synonyms file
         if settings.transport == "http":
-            ports_free({"--port": settings.port}, settings.host)
+            ports_free({"--port (KNOWHOW_PORT)": settings.port}, settings.host)
         if create_root:
             settings.root.mkdir(parents=True, exist_ok=True)
         elif not settings.root.is_dir():  # never an empty root made where a client happens to run
@@ -128,8 +129,9 @@ def _show_configs(configs: dict[str, Any]) -> None:
 
 
 def ports_free(ports: dict[str, int], host: str = "127.0.0.1") -> None:
-    """Each port can be bound on `host`, else an error naming the option that sets it (said
-    before anything starts, not as a server's traceback after its banner)."""
+    """Each port can be bound on `host`, else `MM_INVALID_INPUT` naming the option (and
+    environment variable) that sets it, as a bad setting is named (said before anything
+    starts, not as a server's traceback after its banner)."""
     host = host.strip("[]")
     for option, port in ports.items():
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -138,7 +140,14 @@ def ports_free(ports: dict[str, int], host: str = "127.0.0.1") -> None:
             try:
                 probe.bind((host, port))
             except OSError as exc:
-                raise KnowhowError(
-                    f"port {port} is not free ({exc.strerror}); is another knowhow demo or "
-                    f"server running? Stop it, or choose another port with {option}"
-                ) from None
+                raise InvalidInput(option, _unbindable(port, host, exc)) from None
+
+
+def _unbindable(port: int, host: str, exc: OSError) -> str:
+    """Why `port` cannot be bound on `host`, and what to do."""
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use ({exc.strerror}): stop what listens there "
+            "(another knowhow server or demo?) or choose another port"
+        )
+    return f"port {port} on {host} cannot be bound ({exc.strerror}): choose another port or host"

@@ -185,16 +185,22 @@ def on_a_taken_port(cli: Any, tmp_path: Path, *command: str) -> tuple[int, Any]:
 
 
 def test_serve_reports_a_taken_port_before_starting(cli: Any, tmp_path: Path) -> None:
+    """As a bad setting is: one line naming the option, its variable, the port and what to do
+    (it was the generic `MM_KNOWLEDGE_ERROR`)."""
     port, result = on_a_taken_port(cli, tmp_path, "serve", "--transport", "http")
     assert result.exit_code == 2
-    assert f"port {port} is not free" in result.output and "--port" in result.output
+    assert result.stderr.startswith(
+        f"cannot serve: MM_INVALID_INPUT: --port (KNOWHOW_PORT): port {port} on 127.0.0.1 is "
+        "in use (Address already in use): stop what listens there"
+    ), result.stderr
+    assert "another port" in result.stderr and len(result.stderr.splitlines()) == 1
     assert not (tmp_path / "fresh-index").exists(), "nothing started"
 
 
 def test_demo_reports_a_taken_port_before_any_banner(cli: Any, tmp_path: Path) -> None:
     port, result = on_a_taken_port(cli, tmp_path, "demo", "--serve")
     assert result.exit_code == 2
-    assert f"port {port} is not free" in result.output and "--port" in result.output
+    assert result.stderr.startswith(f"MM_INVALID_INPUT: --port: port {port} on 127.0.0.1 is in use")
     assert "MCP server" not in result.output
     assert not (tmp_path / "fresh").exists()  # nothing copied or indexed either
 
