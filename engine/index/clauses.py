@@ -5,6 +5,7 @@ total of a search run with `count=True`.
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 import tantivy
 
@@ -49,6 +50,12 @@ def int_range(
 def doc_key(address: tantivy.DocAddress) -> tuple[int, int]:
     """A document's identity within one searcher (DocAddress is not hashable)."""
     return (address.segment_ord, address.doc)
+
+
+def first_value(doc: tantivy.Document, field: str) -> Any:
+    """The first stored value of `field` (None: none): `doc[field]` converts all its values
+    into a list, and a search reads a field or two of hundreds of documents."""
+    return doc.get_first(field)
 
 
 def hit_count(result: tantivy.SearchResult) -> int:

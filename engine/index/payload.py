@@ -11,6 +11,7 @@ from typing import TypedDict
 import orjson
 import tantivy
 
+from engine.index.clauses import first_value
 from engine.records import StepTarget, derive_labels
 
 
@@ -86,7 +87,7 @@ class StepPayload(SupersessionPayload, StepExtras):
 
 def read_payload(doc: tantivy.Document) -> StepPayload:
     """The payload of a step document, as `documents.step_document` wrote it."""
-    payload: StepPayload = orjson.loads(doc["payload"][0])
+    payload: StepPayload = orjson.loads(first_value(doc, "payload"))
     return payload
 
 

@@ -71,6 +71,8 @@ class Hit:
     """The key `fuse` ordered it by: hits with equal keys go in step-id order (`settle`)."""
     read: Any = None
     """The stored document, once read (`doc`)."""
+    read_id: str | None = None
+    """Its step id, once read (`step_id`: a page asks for it several times)."""
 
     @property
     def doc(self) -> Any:
@@ -80,7 +82,9 @@ class Hit:
 
     @property
     def step_id(self) -> str:
-        return str(self.doc["step_id"][0])
+        if self.read_id is None:
+            self.read_id = str(self.doc["step_id"][0])
+        return self.read_id
 
     @property
     def session_id(self) -> str:

@@ -8,6 +8,7 @@ evidence, salience and source session). Imports the layers up to `engine.index`;
 from engine.query.coverage import (
     NO_WORDS,
     confidence,
+    counted,
     coverage_hint,
     held_anywhere,
     identifier_mask,
@@ -52,6 +53,7 @@ __all__ = [
     "TermCounts",
     "TypoVocabulary",
     "confidence",
+    "counted",
     "coverage_hint",
     "current_steps",
     "describe_target",

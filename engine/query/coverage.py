@@ -108,11 +108,11 @@ def coverage_hint(
 
 
 def confidence(
-    plan: PlannedQuery, page_held: int, result_held: int, similarity: float | None
+    judged: list[int], page_held: int, result_held: int, similarity: float | None
 ) -> float:
-    """A result's confidence (module docstring): the share of the judged concepts it holds, or
-    what its similarity says times the share some step holds, whichever is more."""
-    judged = counted(plan, page_held)
+    """A result's confidence (module docstring): the share of the judged concepts
+    (`counted(plan, page_held)`, the same for every result of a page) it holds, or what its
+    similarity says times the share some step holds, whichever is more."""
     if not judged:
         return 0.0
     words = sum(1 for i in judged if result_held >> i & 1) / len(judged)

@@ -13,6 +13,7 @@ searcher the old digest, and its addresses other documents.
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import tantivy
 
@@ -37,15 +38,26 @@ class StoredDocs:
 
     def doc(self, address: tantivy.DocAddress) -> tantivy.Document:
         """The stored document at `address` of this searcher."""
-        key = doc_key(address)
+        return self.docs([address])[0]
+
+    def docs(self, addresses: Sequence[tantivy.DocAddress]) -> list[tantivy.Document]:
+        """The stored documents at `addresses` of this searcher, in order (a rerank window's
+        hundred at once: the kept ones are looked up under one lock)."""
+        keys = [doc_key(address) for address in addresses]
+        kept = self._kept
         with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-                return kept
-        read = self.searcher.doc(address)
-        with self._lock:
-            self._kept[key] = read
-            if len(self._kept) > self._capacity:
-                self._kept.popitem(last=False)
-        return read
+            found = {key: doc for key in keys if (doc := kept.get(key)) is not None}
+            for key in found:
+                kept.move_to_end(key)
+        read = {
+            key: self.searcher.doc(address)
+            for key, address in zip(keys, addresses, strict=True)
+            if key not in found
+        }
+        if read:
+            with self._lock:
+                kept.update(read)
+                while len(kept) > self._capacity:
+                    kept.popitem(last=False)
+            found |= read
+        return [found[key] for key in keys]

@@ -12,7 +12,7 @@ and says so: `testId:eth-overview-swap (part: overview)`.
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.index import (
     BatchEntry,
@@ -38,6 +38,13 @@ class QueryWords:
     identifiers: tuple[tuple[frozenset[str], ...], ...] = ()
     parts: tuple[tuple[str, frozenset[str]], ...] = ()
     """Each part of an identifier typed whole, as said, with its tokens (`shared`)."""
+    identifier_tokens: frozenset[str] = field(init=False)
+    """Every token of a part of `identifiers`: a value holding none of them holds no
+    identifier (most values of a page; `why` tells them at once)."""
+
+    def __post_init__(self) -> None:
+        tokens = frozenset().union(*(part for parts in self.identifiers for part in parts))
+        object.__setattr__(self, "identifier_tokens", tokens)
 
     @classmethod
     def said(cls, plan: PlannedQuery) -> "QueryWords":
@@ -65,7 +72,7 @@ class QueryWords:
         held = value_tokens(value)  # no set is made unless needed: ~20 values a row
         if not self.words.isdisjoint(held):
             return ""
-        if not self.identifiers:
+        if self.identifier_tokens.isdisjoint(held):
             return None
         tokens = set(held)
         whole = any(all(not p.isdisjoint(tokens) for p in parts) for parts in self.identifiers)

@@ -6,6 +6,7 @@ caller's current session (what scope "current" means) is per conversation: the s
 CLI passes it with each read, the engine keeps none.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -50,6 +51,12 @@ class ReadView:
         if self.docs is None or self.docs.searcher is not self.searcher:
             return self.searcher.doc(address)
         return self.docs.doc(address)
+
+    def docs_at(self, addresses: Sequence[tantivy.DocAddress]) -> list[tantivy.Document]:
+        """The stored documents at `addresses`, in order (`doc` of each)."""
+        if self.docs is None or self.docs.searcher is not self.searcher:
+            return [self.searcher.doc(address) for address in addresses]
+        return self.docs.docs(addresses)
 
     def term_counts(self) -> TermCounts:
         """The term counts of `searcher`: those kept, or new ones for this read alone."""

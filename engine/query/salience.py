@@ -77,7 +77,10 @@ def recalls(
     recalled are left out. One query over the recalling steps' `recalled` field, asked only
     about the steps that field names at all: a dictionary lookup each (it may count deleted
     links, which the query then drops), so a page nobody recalled, the common case, costs no
-    query (a term-set query over the window's ids would run twice per search)."""
+    query (a term-set query over the window's ids would run twice per search); an index without
+    any link (nobody followed a step yet) is not asked about each step."""
+    if not searcher.terms_with_prefix("recalled", "", None, 1):
+        return {}
     wanted = (
         None
         if step_ids is None

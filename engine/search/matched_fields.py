@@ -15,6 +15,7 @@ so (`engine.meaning.meaning_fields`).
 """
 
 from collections.abc import Sequence
+from functools import cache
 
 import tantivy
 
@@ -31,8 +32,11 @@ _Page = Sequence[tuple[DocKey, str, StepPayload]]
 def page_evidence(view: ReadView, page: _Page, plan: PlannedQuery) -> list[list[str]]:
     """The `matchedFields` of each (document, stepId, payload) of a page, in page order."""
     said = QueryWords.said(plan)
+    # A page's results share most of their values (screen, roles and names on it, flowTags):
+    # each distinct value is judged once.
+    why = cache(said.why)
     step_ids = {key: step_id for key, step_id, _ in page}
-    whole = QueryWords(plan.whole_tokens).why
+    whole = cache(QueryWords(plan.whole_tokens).why)
     found = {
         key: match_evidence(payload, whole) if plan.whole_tokens else [] for key, _, payload in page
     }
@@ -40,7 +44,7 @@ def page_evidence(view: ReadView, page: _Page, plan: PlannedQuery) -> list[list[
     exact = [c for c in plan.exact_clauses() if c.field in UNSTORED_FIELDS]
     _add(found, clauses_held(view, _silent(found, step_ids), exact))
     for key, _, payload in page:
-        found[key] += match_evidence(payload, said.why)
+        found[key] += match_evidence(payload, why)
     # A result whose payload shows none of the query's words is asked about them all.
     words = [c for c in plan.all_clauses if c.token in said.words]
     _add(found, clauses_held(view, _silent(found, step_ids), words))

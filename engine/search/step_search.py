@@ -28,6 +28,7 @@ from engine.index import (
     StepPayload,
     all_of,
     doc_key,
+    first_value,
     hit_count,
     one_of,
     read_payload,
@@ -61,6 +62,7 @@ from engine.query import (
     SessionSources,
     TypoVocabulary,
     confidence,
+    counted,
     coverage_hint,
     epoch_ms_of,
     held_anywhere,
@@ -457,8 +459,8 @@ def _rank_tier(
     head = found.hits[:RERANK_WINDOW]
     addresses = [address for _, address in head]
     keys = [doc_key(address) for address in addresses]
-    docs = [view.doc(address) for address in addresses]
-    ids = [str(doc["step_id"][0]) for doc in docs]
+    docs = view.docs_at(addresses)
+    ids = [str(first_value(doc, "step_id")) for doc in docs]
     created = [int(when or 0) for when in searcher.fast_field_values("created", addresses)]
     scores = [score for score, _ in head]
     left_out = covers.plan.left_out_clauses()
@@ -473,11 +475,12 @@ def _rank_tier(
     reranked, coverages, held = [], [], []
     cautioned = _destructive(view, ids, covers.plan)
     for score, doc, when, key in zip(scores, docs, created, keys, strict=True):
-        preferred, coverage = covers.of(doc["rank"][0], tier.exact)
+        record = first_value(doc, "rank")  # converted from the stored document at each access
+        preferred, coverage = covers.of(record, tier.exact)
         factor = _rerank_factor(preferred, coverage, now_ms - when)
         reranked.append(score * factor * (CAUTION_FACTOR if key in cautioned else 1.0))
         coverages.append(coverage)
-        held.append(covers.held(doc["rank"][0], tier.exact))
+        held.append(covers.held(record, tier.exact))
     window_recalls = recalls(searcher, view.schema, ids, now_ms)
     saliences = [window_recalls.get(step_id, NO_RECALLS).salience for step_id in ids]
     finals = lifted(reranked, [c >= 1.0 for c in coverages], saliences)
@@ -496,6 +499,7 @@ def _rank_tier(
             coverage=coverages[i],
             held=held[i],
             read=docs[i],
+            read_id=ids[i],
         )
         for i in order
     ]
@@ -627,16 +631,24 @@ class Coverage:
         self.plan = plan
         # A record's token lists are non-empty tokens without whitespace, one space apart, so a
         # token is in a list exactly when " token " is in " list ": no split, no token strings.
-        self._needles = [(token, f" {token} ") for token in plan.tokens if token.split() == [token]]
-        self._concepts = plan.concept_tokens
+        # Each needle comes with the concepts its token stands for (a bit mask): a record's
+        # concepts are those of the needles found, with no set of tokens made per record.
+        concepts = plan.concept_tokens
+        self._needles = [
+            (f" {token} ", mask)
+            for token in plan.tokens
+            if token.split() == [token]
+            and (mask := sum(1 << i for i, toks in enumerate(concepts) if token in toks))
+        ]
+        self._count = len(concepts)
         self._exact = identifier_mask(plan)
         self._known: dict[bytes, tuple[bool, int]] = {}
 
     def of(self, record: bytes, exact: bool = False) -> tuple[bool, float]:
         """Whether the step is preferred, and its coverage (`exact`: it is in the exact tier)."""
-        held = self.held(record, exact)
-        concepts = self._concepts
-        return self._of(record)[0], held.bit_count() / len(concepts) if concepts else 0.0
+        preferred, held = self._of(record)
+        held |= self._exact if exact else 0
+        return preferred, held.bit_count() / self._count if self._count else 0.0
 
     def held(self, record: bytes, exact: bool = False) -> int:
         """The concepts the record holds, as a bit mask (bit i: `plan.concept_tokens[i]`)."""
@@ -649,20 +661,22 @@ class Coverage:
         return known
 
     def _read(self, record: bytes) -> tuple[bool, int]:
+        """Preferred (it worked, or some concept is held by its error alone), and the concepts
+        held."""
         ok, step_tokens, error_tokens = read_rank_record(record)
-        step = f" {step_tokens} "
-        other = {token for token, needle in self._needles if needle in step}
-        failure = (  # a step without an error has no words in it to look up
-            {token for token, needle in self._needles if needle in f" {error_tokens} "}
-            if error_tokens
-            else set()
-        )
-        matched = other | failure
-        concepts = self._concepts
-        held = sum(1 << i for i, toks in enumerate(concepts) if toks & matched)
-        if ok:
-            return True, held
-        return any(toks & failure and not toks & other for toks in concepts), held
+        other = self._held_in(step_tokens)
+        # A step without an error has no words in it to look up.
+        failure = self._held_in(error_tokens) if error_tokens else 0
+        return ok or bool(failure & ~other), other | failure
+
+    def _held_in(self, tokens: str) -> int:
+        """The concepts a token list of a record holds, as a bit mask."""
+        text = f" {tokens} "
+        held = 0
+        for needle, concepts in self._needles:
+            if needle in text:
+                held |= concepts
+        return held
 
 
 def _narrowed(request: SearchInput) -> bool:
@@ -681,13 +695,14 @@ class _Said:
     ) -> None:
         self.plan, self.page_held, self.covers = plan, page_held, covers
         self.narrowed = narrowed
+        self._judged = counted(plan, page_held)
 
     def coverage(self) -> SearchCoverage:
         return search_coverage(self.plan, self.page_held)
 
     def confidence(self, hit: Hit) -> float:
-        held = self.covers.held(hit.doc["rank"][0], hit.exact)
-        return confidence(self.plan, self.page_held, held, hit.similarity)
+        held = self.covers.held(first_value(hit.doc, "rank"), hit.exact)
+        return confidence(self._judged, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:
         lacks = coverage_hint(self.plan, self.page_held, total > 0, self.narrowed)
