@@ -36,6 +36,8 @@ class ServerSettings(Settings):
     CHROMIUM              Chromium for the browser tools (default /usr/bin/chromium when
                           present, else Playwright's own browser)
     SCREEN_RULES          JSON screen-detection rules of the app under test (default: MetaMask's)
+    ALLOW_FILE_URLS       `true` lets `launch` and `navigate` open file:// URLs (default: refused,
+                          they would show an agent any file of this machine)
     """
 
     transport: Literal["stdio", "http"] = "stdio"
@@ -55,6 +57,7 @@ class ServerSettings(Settings):
     startup_wait_seconds: float = Field(default=15.0, ge=0)
     chromium: Path | None = None
     screen_rules: Path | None = None
+    allow_file_urls: bool = False
 
     def is_loopback(self) -> bool:
         """Whether HTTP binds to this machine only (then no token is required)."""

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from engine import Strict
+from engine import InvalidInput, Strict
 from server.browser.driver import ACTION_TIMEOUT_MS, LaunchOptions
 from server.browser.observe import MAX_TEST_IDS
 from server.browser.targets import TargetInput
@@ -27,16 +27,40 @@ TimeoutMs = Annotated[
 Tags = Annotated[list[Tag], Field(max_length=20)]
 
 
+FILE_URLS = "file://"
+"""URLs of the files of the machine the server runs on: refused unless the operator allows them
+(`refuse_file_url`)."""
+
+
 def _absolute_url(value: str) -> str:
     if not value.startswith(URL_SCHEMES):
         raise ValueError(f"must start with one of {', '.join(URL_SCHEMES)}")
     return value
 
 
+def refuse_file_url(url: str | None, allowed: bool) -> None:
+    """`MM_INVALID_INPUT` for a `file://` URL unless the operator `allowed` them
+    (`--allow-file-urls`): an agent opening one reads any file the server's user can (its SSH
+    keys, a wallet's vault) through the browser tools' observations and screenshots. A page to
+    test is served over http(s), loopback included."""
+    if url is not None and url.startswith(FILE_URLS) and not allowed:
+        raise InvalidInput(
+            "url",
+            "file:// URLs open the files of the machine the server runs on and are refused; "
+            "serve the page over http(s) (loopback is fine), or start the server with "
+            "--allow-file-urls (KNOWHOW_ALLOW_FILE_URLS=true) to allow them",
+        )
+
+
 class LaunchInput(Strict):
     url: (
         Annotated[
-            str, Field(min_length=1, max_length=2000, description="The page to open (absolute)")
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="The page to open (absolute; file:// only when the server allows it)",
+            ),
         ]
         | None
     ) = None

@@ -54,6 +54,13 @@ def serve(
             help="Screen-detection rules (JSON) of the app under test; default MetaMask's",
         ),
     ] = None,
+    allow_file_urls: Annotated[
+        bool,
+        typer.Option(
+            "--allow-file-urls",
+            help="Let the browser tools open file:// URLs (env KNOWHOW_ALLOW_FILE_URLS)",
+        ),
+    ] = False,
     create_root: Annotated[
         bool,
         typer.Option("--create-root", help="Create the knowledge root when it does not exist"),
@@ -71,6 +78,7 @@ def serve(
     given: dict[str, Any] = {"transport": transport, "host": host, "port": port, "token": token}
     given |= {"tool_prefix": tool_prefix, "root": root, "index": index_dir}
     given |= {"chromium": chromium, "screen_rules": screen_rules}
+    given |= {"allow_file_urls": allow_file_urls or None}  # unset: the environment decides
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         load_screen_rules(settings.screen_rules)  # a bad rules file is reported, not a traceback

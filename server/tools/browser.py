@@ -34,6 +34,7 @@ from server.browser.inputs import (
     ScreenshotInput,
     TypeInput,
     WaitForInput,
+    refuse_file_url,
     schema_of,
 )
 from server.recording import begin_session
@@ -110,6 +111,7 @@ async def _observed(session: BrowserSession, draft: StepDraft, *, refs: bool) ->
 
 async def launch(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(LaunchInput, args)
+    refuse_file_url(request.url, state.settings.allow_file_urls)
     begin = partial(
         state.write, partial(begin_session, state.store, request.session_request(), state.cwd)
     )
@@ -127,6 +129,7 @@ async def launch(state: ServerState, args: dict[str, Any]) -> Result:
 
 async def navigate(state: ServerState, args: dict[str, Any]) -> Result:
     request = validate(NavigateInput, args)
+    refuse_file_url(request.url, state.settings.allow_file_urls)
     return _acted(await record_call(state, "navigate", request, partial(actions.navigate, request)))
 
 

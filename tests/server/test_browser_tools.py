@@ -273,3 +273,33 @@ async def test_an_unpacked_extension_opens_on_its_own_page(
         assert clicked["target"]["a11yHint"] == {"role": "button", "name": "Go"}
     meta = orjson.loads(next(root.glob("*/session.json")).read_bytes())
     assert meta["launch"]["extensionPath"] == str(extension)
+
+
+async def test_file_urls_are_refused_unless_the_operator_allows_them(
+    root: Path, index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent opening file:///… would read the machine's files through what the browser
+    tools observe; nothing is launched, recorded or navigated."""
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----")
+    async with agent(root, index) as client:
+        for tool in ("mm_launch", "mm_navigate"):
+            error = await failure(client, tool, {"url": secret.as_uri()})
+            assert error["code"] == "MM_INVALID_INPUT", (tool, error)
+            assert error["message"].startswith("url: file:// URLs open the files of the machine")
+            assert "--allow-file-urls" in error["message"]
+    assert not list(root.iterdir())
+    monkeypatch.setenv("KNOWHOW_ALLOW_FILE_URLS", "true")
+    assert ServerSettings(root=root, index=index).allow_file_urls
+
+
+@pytest.mark.browser
+@needs_chromium
+async def test_an_operator_may_allow_file_urls(root: Path, index: Path, tmp_path: Path) -> None:
+    page = tmp_path / "wallet.html"
+    page.write_text('<!doctype html><title>x</title><button data-testid="go">Go</button>')
+    async with agent(root, index, allow_file_urls=True) as client:
+        launched = await ok(client, "mm_launch", {"url": page.as_uri()})
+        assert launched["state"]["currentUrl"] == page.as_uri()
+        await ok(client, "mm_navigate", {"url": page.as_uri() + "#/send"})
+        await ok(client, "mm_cleanup", {})
