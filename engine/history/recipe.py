@@ -17,6 +17,7 @@ from engine.core import (
     SessionSummary,
     SummarizeInput,
 )
+from engine.history.timed_order import timed_orders
 from engine.index import (
     SessionContext,
     analyse_batch,
@@ -207,15 +208,15 @@ def summarize_page(
     """A session of at most `SUMMARY_STEPS` steps is read whole, as always. A longer one is
     summarized a page at a time, so that an answer never grows with its session: the page's
     steps and the `CONTEXT_STEPS` before them are read (in the order their names give; a
-    session whose names do not tell it is read whole to order it), its `stepCount` is its
-    number of step files, and `failedStepCount` is counted by the index (`failed_steps`)."""
+    session whose names do not tell it is read whole to order it, once while its files are
+    unchanged: `timed_orders`), its `stepCount` is its number of step files, and
+    `failedStepCount` is counted by the index (`failed_steps`)."""
     names = store.step_names(session_id)
     if offset == 0 and len(names) <= SUMMARY_STEPS:
         return summarize_session(store.load_session(session_id))
     ordered = name_order(names)
     if ordered is None:
-        whole = store.load_session(session_id)
-        ordered = [s.step_id.split("/", 1)[1] + ".json" for s in whole.steps]
+        ordered = timed_orders.order(store, session_id)
     page = ordered[offset : offset + SUMMARY_STEPS]
     before = ordered[max(0, offset - CONTEXT_STEPS) : offset]
     loaded = store.load_session(session_id, only=[*before, *page])

@@ -4,16 +4,19 @@ to get the rest (`truncated`, `nextOffset`), never one that grows with the sessi
 Time and memory at 50,000 steps are measured by `scripts/adversary.py` (tests assert no clock).
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import orjson
 import pytest
 
 from engine.core import SummarizeInput, validate
-from tests.conftest import FIXED_NOW, Knowledge
+from engine.history import summarize
+from tests.conftest import FIXED_NOW, Knowledge, bytes_read
 
 LONG = "mm-long-recipe"
 STEPS = 1_500
+MIXED = "mm-mixed-recipe"
+MIXED_STEPS = 600
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +41,30 @@ def long_session(module_kb: Knowledge) -> Knowledge:
         (steps / name).write_bytes(record.model_dump_json(exclude_none=True).encode())
     kb.index()
     return kb
+
+
+@pytest.fixture(scope="module")
+def mixed_session(module_kb: Knowledge) -> Knowledge:
+    """One session of 600 steps whose names alternate between the two forms (numbered and
+    stamped), so that only the records' times order it."""
+    kb = module_kb
+    kb.session(MIXED, hours_ago=3, goal="Mixed names")
+    steps = kb.root / MIXED / "steps"
+    steps.mkdir(parents=True)
+    start = FIXED_NOW - timedelta(hours=2)
+    for number in range(1, MIXED_STEPS + 1):
+        at = start + timedelta(seconds=number)
+        record = kb.record(MIXED, test_id=f"mixed-button-{number}", at=at)
+        (steps / mixed_name(number, at)).write_bytes(
+            record.model_dump_json(exclude_none=True).encode()
+        )
+    return kb
+
+
+def mixed_name(number: int, at: datetime) -> str:
+    if number % 2:
+        return f"{number // 2 + 1:04d}-mm_click.json"
+    return f"{at.astimezone():%Y%m%d-%H%M%S}-000-mm_click.json"
 
 
 def size(result: object) -> int:
@@ -86,3 +113,31 @@ def test_a_session_row_of_a_search_is_capped(long_session: Knowledge) -> None:
     assert row.truncated is True
     assert len(row.screens) <= 100
     assert size(page) < 64_000
+
+
+def test_a_session_of_mixed_names_is_read_whole_once_not_for_every_page(
+    mixed_session: Knowledge,
+) -> None:
+    """Its order needs every record's time: the first page reads the whole session, the next
+    ones their own steps (and the 30 before them) while no file changes."""
+
+    def page(offset: int) -> list[str]:
+        """The page's actions, read from the files alone (no index: its failed steps aside,
+        a summary is read from the files)."""
+        request = validate(SummarizeInput, {"scope": {"sessionId": MIXED}, "offset": offset})
+        summary = summarize(mixed_session.root, request, None, lambda _: 0)
+        return [a.target or "" for a in summary.actions]
+
+    assert page(0)[:3] == [f"testId:mixed-button-{n}" for n in (1, 2, 3)]
+    steps = mixed_session.root / MIXED / "steps"
+    whole = sum(path.stat().st_size for path in steps.iterdir())
+    before = bytes_read()
+    assert page(400) == [f"testId:mixed-button-{n}" for n in range(401, MIXED_STEPS + 1)]
+    assert bytes_read() - before < whole / 2
+
+    at = FIXED_NOW - timedelta(hours=1)
+    record = mixed_session.record(MIXED, test_id="mixed-button-last", at=at)
+    (steps / mixed_name(MIXED_STEPS + 1, at)).write_bytes(
+        record.model_dump_json(exclude_none=True).encode()
+    )
+    assert page(MIXED_STEPS) == ["testId:mixed-button-last"]  # a new file: ordered again

@@ -1,7 +1,6 @@
 """`engine.records.limits.check_record`: what a recorded record may hold, and the field it names."""
 
 import os
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,7 +22,7 @@ from engine.records import (
     bounded_text,
     check_record,
 )
-from tests.conftest import Knowledge
+from tests.conftest import Knowledge, bytes_read
 
 SMALL_JSON = st.recursive(
     st.none()
@@ -109,12 +108,6 @@ def test_a_big_file_is_cut_before_it_is_indexed_or_shown(kb: Knowledge) -> None:
     recipe = kb.engine().summarize(SummarizeInput(scope={"sessionId": "mm-big-one"}))
     assert len(recipe.failures[0].errorMessage or "") == READ_TEXT_CHARS
     assert len(orjson.dumps(recipe.to_json_dict())) < 10 * READ_TEXT_CHARS
-
-
-def bytes_read() -> int:
-    """What this process has read so far (Linux's count of bytes read, `rchar`)."""
-    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
-    return int(fields["rchar"])
 
 
 def test_a_very_large_file_is_decoded_once_while_it_is_unchanged(kb: Knowledge) -> None:
