@@ -1,6 +1,7 @@
 """The local sentence model and what it produces: the packaged ONNX model and its
 graph rewrites (`model_graph`, loaded only with the model), the embedder, the vectors kept per
-distinct text beside each index generation, and near-identical texts grouped. Imports
+distinct text beside each index generation (and those pooled from them), and near-identical texts
+grouped. Imports
 `engine.core` and `engine.records`.
 """
 
@@ -18,6 +19,7 @@ from engine.embedding.embedder import (
     model_path,
     session_options,
 )
+from engine.embedding.pooled import Pooled
 from engine.embedding.text_groups import DEFAULT_THRESHOLD, GroupCache, TextGroups, identifiers
 from engine.embedding.vectors import (
     KEYS_FILE,
@@ -30,6 +32,7 @@ from engine.embedding.vectors import (
     VectorSpace,
     VectorWriter,
     key_number,
+    pooled_key,
     read_space,
     text_key,
 )
@@ -49,6 +52,7 @@ __all__ = [
     "GroupCache",
     "KeyNumbers",
     "ModelUnavailable",
+    "Pooled",
     "StoreCheck",
     "TextGroups",
     "VectorReader",
@@ -60,6 +64,7 @@ __all__ = [
     "key_number",
     "load_embedder",
     "model_path",
+    "pooled_key",
     "read_space",
     "session_options",
     "text_key",

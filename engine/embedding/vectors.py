@@ -42,6 +42,7 @@ import orjson
 
 from engine.core import VectorsDamaged, atomic_write
 from engine.embedding.embedder import Vectors
+from engine.embedding.pooled import POOLED_DOMAIN, Pooled, mean_vector
 
 META_FILE = "vectors.json"
 ROWS_FILE = "vectors.f32"
@@ -59,6 +60,13 @@ def text_key(model_id: str, text: str) -> str:
     """The store key of a text under a model (16 hex chars; cached: most steps share their
     texts with earlier steps)."""
     return hashlib.blake2b(f"{model_id}\0{text}".encode(), digest_size=KEY_BYTES).hexdigest()
+
+
+def pooled_key(model_id: str, parts: list[str]) -> str:
+    """The store key of the mean of the vectors of texts `parts` under a model (as `text_key`'s,
+    in a domain of its own: `engine.embedding.pooled`)."""
+    data = orjson.dumps([model_id, *parts])
+    return hashlib.blake2b(data, digest_size=KEY_BYTES, person=POOLED_DOMAIN).hexdigest()
 
 
 def key_number(key: str) -> int:
@@ -245,7 +253,8 @@ class VectorWriter:
                 (generation / name).unlink(missing_ok=True)
             _write_meta(generation, space)
         keys = read_keys(generation)
-        self.keys = set(keys)
+        self.keys = {key: row for row, key in enumerate(keys)}
+        """The row of each stored key."""
         self._rows = len(keys)
         legacy = meta is not None and meta.space == space and not meta.checksums
         self._cut_back(checksummed=not legacy)
@@ -304,8 +313,43 @@ class VectorWriter:
         lines = b"".join(orjson.dumps([k, t]) + b"\n" for k, t in zip(keys, texts, strict=True))
         _append(self.generation / TEXTS_FILE, lines)
         _append(self.generation / KEYS_FILE, "".join(k + "\n" for k in keys).encode("ascii"))
-        self.keys.update(keys)
+        self.keys.update((key, self._rows + at) for at, key in enumerate(keys))
         self._rows += len(keys)
+
+    def append_pooled(self, pooled: dict[str, Pooled]) -> None:
+        """Store each pooled vector (key -> what it pools) whose parts are all stored: the mean
+        of theirs (`engine.embedding.pooled`). One whose parts could not be embedded (no model)
+        is left out, as those parts are: `knowhow reindex` embeds them once the model loads."""
+        ready = {k: p for k, p in pooled.items() if all(part in self.keys for part in p.parts)}
+        if not ready:
+            return
+        parts = list(dict.fromkeys(part for p in ready.values() for part in p.parts))
+        rows = dict(zip(parts, self.stored(parts), strict=True))
+        vectors = np.array(
+            [mean_vector(np.array([rows[k] for k in p.parts])) for p in ready.values()]
+        )
+        self.append(list(ready), vectors, [p.text for p in ready.values()])
+
+    def stored(self, keys: list[str]) -> Vectors:
+        """The stored vectors of `keys`, each checked against its checksum (a pooled vector is
+        never made of a damaged row: `VectorsDamaged`, and the generation is rebuilt)."""
+        matrix = np.zeros((len(keys), self.space.dimension), np.float32)
+        size = self.space.row_bytes
+        with (
+            (self.generation / ROWS_FILE).open("rb") as rows,
+            (self.generation / SUMS_FILE).open("rb") as sums,
+        ):
+            for at, key in enumerate(keys):
+                row = self.keys[key]
+                rows.seek(row * size)
+                data = rows.read(size)
+                sums.seek(row * 4)
+                if len(data) != size or zlib.crc32(data).to_bytes(4, "little") != sums.read(4):
+                    raise VectorsDamaged(
+                        self.generation, f"row {row} of {ROWS_FILE} fails its checksum"
+                    )
+                matrix[at] = np.frombuffer(data, "<f4")
+        return matrix
 
 
 def _append(path: Path, data: bytes) -> None:

@@ -30,6 +30,7 @@ from engine.embedding import (
     DIMENSION,
     MODEL_ID,
     ModelUnavailable,
+    Pooled,
     VectorSpace,
     VectorWriter,
     embedder_for,
@@ -40,7 +41,7 @@ from engine.index.doc_store_pages import StoreMappings, store_files
 from engine.index.generation_locks import BuildLock, GenerationHold, remove_unheld
 from engine.index.integrity import TANTIVY_META
 from engine.index.schema import DOC_STEP, SCHEMA_VERSION, build_schema
-from engine.index.step_texts import EMBED_TEXTS
+from engine.index.step_texts import EMBED_TEXTS, POOLED_TEXTS
 
 CURRENT_FILE = "CURRENT"
 META_FILE = "knowhow.json"
@@ -60,7 +61,8 @@ it could be held."""
 class EncodedDocuments:
     """Documents as the writer adds them: each one Tantivy's JSON form of the document dict
     (bytes fields in base64, as Tantivy reads them), plus the texts they refer to by key, to be
-    embedded (`EMBED_TEXTS`, taken out of the dicts).
+    embedded and the vectors to pool from them (`EMBED_TEXTS`, `POOLED_TEXTS`, taken out of the
+    dicts).
 
     Encoding happens where the documents are made, so a bulk build does it in its analysis
     workers: a JSON string crosses the process boundary for the cost of copying it, and
@@ -70,6 +72,8 @@ class EncodedDocuments:
 
     json: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
+    pooled: dict[str, Pooled] = field(default_factory=dict)
+    """Vectors to pool from the vectors of `texts` (`POOLED_TEXTS`), by key."""
     step_ids: list[str] = field(default_factory=list)
     """Each document's step id ("" for a session document), in `json`'s order: a rebuild
     replaces the documents of steps whose supersede flag changed
@@ -77,10 +81,12 @@ class EncodedDocuments:
 
 
 def encode_documents(documents: Iterable[dict[str, Any]]) -> EncodedDocuments:
-    """`documents` as the writer adds them (their `EMBED_TEXTS` entries are taken out)."""
+    """`documents` as the writer adds them (their `EMBED_TEXTS` and `POOLED_TEXTS` entries are
+    taken out)."""
     encoded = EncodedDocuments()
     for doc in documents:
         encoded.texts.update(doc.pop(EMBED_TEXTS, {}))
+        encoded.pooled.update(doc.pop(POOLED_TEXTS, {}))
         encoded.json.append(orjson.dumps(doc, default=_base64).decode())
         encoded.step_ids.append(doc.get("step_id", ""))
     return encoded
@@ -423,6 +429,7 @@ class IndexWriter:
             self.manifest = Manifest(path)
             self.vectors = VectorWriter(path, VECTOR_SPACE, reuse_vectors)
         self._pending_texts: dict[str, str] = {}
+        self._pending_pooled: dict[str, Pooled] = {}
         self.embedding_error: str | None = None
         """Why the last commit could not embed its new texts (keyword search still sees them)."""
         self._pending_upserts: dict[str, str] = {}
@@ -449,6 +456,9 @@ class IndexWriter:
         """`add_documents` of documents already encoded (by an analysis worker)."""
         self._pending_texts.update(
             (key, text) for key, text in documents.texts.items() if key not in self.vectors.keys
+        )
+        self._pending_pooled.update(
+            (key, pool) for key, pool in documents.pooled.items() if key not in self.vectors.keys
         )
         for doc in documents.json:
             self.writer.add_json(doc)
@@ -484,7 +494,8 @@ class IndexWriter:
 
     def _embed_pending(self) -> None:
         """Vectors for the batch's new texts: copied when the generation this one replaces
-        holds them, embedded otherwise."""
+        holds them, embedded otherwise; then those pooled from them (`engine.embedding.pooled`),
+        copied likewise, else made of their parts' stored vectors."""
         keys = self.vectors.reuse(self._pending_texts)
         if keys:
             try:
@@ -494,7 +505,10 @@ class IndexWriter:
             else:
                 self.vectors.append(keys, vectors, [self._pending_texts[k] for k in keys])
                 self.embedding_error = None
+        pooled = self.vectors.reuse({key: pool.text for key, pool in self._pending_pooled.items()})
+        self.vectors.append_pooled({key: self._pending_pooled[key] for key in pooled})
         self._pending_texts.clear()
+        self._pending_pooled.clear()
 
     def close(self, *, merge: bool = False) -> None:
         """Release the writer lock (optionally waiting for segment merges first)."""

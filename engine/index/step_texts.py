@@ -6,7 +6,9 @@ what was visible on it) and its **session** (goal, flowTags, tags). Texts are wr
 words — identifiers split (`coin-overview-send` -> `coin overview send`) — because a sentence
 model reads words, not kebab-case. Agents repeat the same actions, so most steps share their
 texts: the vector store embeds each distinct text once (5,028 steps of the eval corpus have a
-few hundred distinct step texts).
+few hundred distinct step texts). A `run_steps` batch tells its actions in one text, nearly
+always a new one; its vector is pooled from its actions' texts instead (`pooled_parts`), which
+it shares with the steps doing them.
 """
 
 import re
@@ -14,20 +16,23 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from analyzers import failure_kinds, plain_failures
-from engine.embedding import MODEL_ID, key_number, text_key
+from engine.embedding import MODEL_ID, Pooled, key_number, pooled_key, text_key
 from engine.index.payload import StepPayload, action_views
 from engine.index.schema import KEY_COLUMNS
 from engine.records import DISCOVERY_TOOLS, tool_action
 
 MAX_SCREEN_NAMES = 12
-MAX_BATCH_TEXTS = 8
-"""Actions of a batch its text tells (the rest counted): a sentence model reads a few hundred
-words at most."""
 """Visible names in a screen text: the first ones (headings and main buttons come first)."""
+MAX_BATCH_TEXTS = 8
+"""Actions of a batch its text tells and its vector pools (the rest counted): a batch of
+thousands of actions costs a build what a few steps cost."""
 
 MEMORY_TYPES = ("step", "screen", "session")
 EMBED_TEXTS = "embed_texts"
 """Key of a document dict holding {text key: text} for the index writer to embed (not a field)."""
+POOLED_TEXTS = "pooled_texts"
+"""Key of a document dict holding {pooled key: `Pooled`} for the index writer to pool from the
+vectors of texts it embeds (not a field: `pooled_parts`)."""
 OBSERVING_ACTIONS = DISCOVERY_TOOLS | {"screenshot"}
 
 _ID_SEPARATORS = re.compile(r"[-_./#:\s]+")
@@ -124,24 +129,45 @@ def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
     screen. Failed: …`; a navigation says where it went (`go to the settings screen from the
     home screen`, `go to the web page localhost`: `landed_url` is the URL the step's
     observation shows), an observing step what it observed (`look at the send screen`), a
-    batch its actions in order (`batch_text`)."""
-    if payload.get("batch") is not None:
+    batch its actions in order (`batch_text`; a batch of one action, that action's text, as
+    the step doing it alone has it)."""
+    views = action_views(payload)
+    if len(views) != 1:
         return batch_text(payload)
-    return _action_text(payload, landed_url)
+    return _action_text(views[0][1], landed_url)
 
 
 def batch_text(payload: StepPayload) -> str:
     """`click button "Send" (coin overview send) on the home screen leading to the send
     screen, then type into textbox "Amount" (send amount input) on the send screen`: the
-    batch's first actions, each as a step of its own, then what the page said and the failure,
-    once for the whole batch."""
-    views = [view for _, view in action_views(payload)]
-    quiet: list[StepPayload] = [{**view, "a11y": [], "error": None} for view in views]
-    texts = [_action_text(view) for view in quiet[:MAX_BATCH_TEXTS]]
-    text = ", then ".join(texts) or "run a batch of no readable steps"
+    batch's first actions (`batch_actions`), then what the page said and the failure, once for
+    the whole batch."""
+    views = action_views(payload)
+    text = ", then ".join(batch_actions(views)) or "run a batch of no readable steps"
     if len(views) > MAX_BATCH_TEXTS:
         text += f", and {len(views) - MAX_BATCH_TEXTS} more steps"
     return text + _outcome_text(payload)
+
+
+def batch_actions(views: list[tuple[int | None, StepPayload]]) -> list[str]:
+    """The texts of a batch's first actions (`MAX_BATCH_TEXTS`), each as a step doing just
+    that action has it when nothing went wrong."""
+    return [
+        _action_text({**view, "a11y": [], "error": None}) for _, view in views[:MAX_BATCH_TEXTS]
+    ]
+
+
+def pooled_parts(payload: StepPayload) -> list[str]:
+    """The texts whose vectors a step's vector is the mean of (`engine.embedding.pooled`): for
+    a batch of several actions, its first actions' texts (`batch_actions`), then what the page
+    said and the failure as a part of its own (`showing "Insufficient funds". Failed: …`: a
+    failed batch's record does not say which action failed); none for any other step, whose
+    vector is its text's."""
+    views = action_views(payload)
+    if payload.get("batch") is None or len(views) == 1:
+        return []
+    outcome = _outcome_text(payload).removeprefix(", ").removeprefix(". ")
+    return [*batch_actions(views), outcome] if outcome else batch_actions(views)
 
 
 def _action_text(payload: StepPayload, landed_url: str | None = None) -> str:
@@ -297,11 +323,21 @@ def memory_fields(
     texts per type (`sem_step`, `sem_screen`, `sem_session`; "" when it has none; the first two
     also as numbers, `schema.KEY_COLUMNS`) and the texts to embed under `EMBED_TEXTS`.
     `landed_url`: the URL the step's observation shows (the payload keeps the one acted on);
-    `screen`: as `memory_texts`."""
+    `screen`: as `memory_texts`. A batch of several actions has a pooled step vector: its key
+    under `POOLED_TEXTS`, its parts' texts under `EMBED_TEXTS`."""
     texts = memory_texts(payload, landed_url, screen)
     keys = {kind: text_key(MODEL_ID, text) for kind, text in texts.items()}
+    embed: dict[str, str] = {}
+    pooled: dict[str, Pooled] = {}
+    parts = pooled_parts(payload)
+    if len(parts) > 1:
+        keys["step"] = pooled_key(MODEL_ID, parts)
+        pooled[keys["step"]] = Pooled(texts["step"], tuple(text_key(MODEL_ID, p) for p in parts))
+        embed.update(zip(pooled[keys["step"]].parts, parts, strict=True))
+    embed.update((keys[kind], text) for kind, text in texts.items() if keys[kind] not in pooled)
     fields: dict[str, object] = {f"sem_{kind}": keys.get(kind, "") for kind in MEMORY_TYPES}
     fields.update((column, key_number(keys[k])) for k, column in KEY_COLUMNS.items() if k in keys)
     fields["memory_type"] = memory_type(payload["tool"])
-    fields[EMBED_TEXTS] = {keys[kind]: text for kind, text in texts.items()}
+    fields[EMBED_TEXTS] = embed
+    fields[POOLED_TEXTS] = pooled
     return fields
