@@ -9,7 +9,10 @@
     gen-NNNN/vectors.keys   one text key per line, appended last
 
 A key is a hash of (model id, text), so a text is embedded once however many steps share it,
-and vectors of different models never mix: a store of another model is ignored and rebuilt.
+and vectors of different models never mix: a store of another model is ignored and rebuilt. A
+`run_steps` batch's vector is the mean of its actions' (`engine.embedding.pooled`): its key
+hashes its parts' texts in a domain of its own (`pooled_key`), its row is written once theirs
+are, and its line in `vectors.texts` holds the batch's text.
 The writer appends rows, their checksums and texts, then their keys (each fsync'd), before the
 Tantivy commit that makes documents referring to them visible; a reader reads the key file
 first and as many rows as it names, so it never sees a key without its vector. `knowhow
