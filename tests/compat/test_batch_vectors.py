@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import engine.index.generations as generations
 from engine.embedding import (
     MODEL_ID,
     Embedder,
@@ -34,28 +33,17 @@ SEND_PARTS = [CLICK_SEND, TYPE_RECIPIENT, TYPE_AMOUNT]
 """The texts of `SEND_ACTS` as a batch's parts: those of the same actions done one by one."""
 
 
-class CountingEmbedder:
-    """The real embedder, noting every text it is asked to embed."""
-
-    def __init__(self, real: Embedder, sent: list[str]) -> None:
-        self.real = real
-        self.sent = sent
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.sent.extend(texts)
-        return self.real.embed(texts)
-
-
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the index writer embeds from now on."""
+    """The texts the real embedder is asked to embed from now on."""
     texts: list[str] = []
-    real = generations.embedder_for
+    real = Embedder.embed
 
-    def counting(count: int) -> CountingEmbedder:
-        return CountingEmbedder(real(count), texts)
+    def counting(self: Embedder, batch: Sequence[str]) -> Vectors:
+        texts.extend(batch)
+        return real(self, batch)
 
-    monkeypatch.setattr(generations, "embedder_for", counting)
+    monkeypatch.setattr(Embedder, "embed", counting)
     return texts
 
 
