@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from bench_common import (
+    as_generated_copy,
     err,
     fmt,
     knowhow_cmd,
@@ -36,7 +37,6 @@ from bench_common import (
     machine_md,
     md_table,
     out,
-    private_copy,
     run,
     write_section,
 )
@@ -119,9 +119,7 @@ def main() -> None:
         corpus = ensure_corpus(args.work, args.steps, 7).parents[1]
     else:
         corpus = args.root.resolve().parents[1]
-    root = private_copy(corpus, args.work / "root-copy")
-    for decided in root.glob("*/superseded.json"):
-        decided.unlink()  # as generated: the build detects and writes them
+    root = as_generated_copy(corpus, args.work / "root-copy")
     index = args.work / "index"
     err("timed build")
     build = reindex(root, index, args.work / "logs" / "build.log")

@@ -207,6 +207,16 @@ def private_copy(corpus: Path, dest: Path) -> Path:
     return dest / "test-artifacts" / "llm-knowledge"
 
 
+def as_generated_copy(corpus: Path, dest: Path) -> Path:
+    """`private_copy` without the supersede decisions an earlier build wrote into the corpus
+    (`<session>/superseded.json`): a build of it is the first build of the corpus as it was
+    generated, supersede detection included, whether or not the corpus was indexed before."""
+    root = private_copy(corpus, dest)
+    for decided in root.glob("*/superseded.json"):
+        decided.unlink()
+    return root
+
+
 def load_queries(path: Path) -> list[dict[str, object]]:
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

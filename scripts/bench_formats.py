@@ -13,8 +13,9 @@ observations, with each run of two to five successive clicks, types and waits th
 written as one `run_steps` batch, as an agent batching them leaves it. Both builds index the
 same actions, so indexing speed is compared as the time to build each whole corpus; the
 queries are every different query of the public and dev sets, each once. Each round builds a
-hard-linked copy of each corpus afresh (indexing writes supersede decisions into the root) and
-runs one `batch-search` per mode on it, old first in one round and new first in the next; the
+hard-linked copy of each corpus afresh, without the supersede decisions an earlier build wrote
+into it (both builds are first builds, detection included), and runs one `batch-search` per
+mode on it, old first in one round and new first in the next; the
 medians over rounds are compared, and the median of the rounds' new/old ratios. The machine is
 shared: only ratios measured side by side in one run mean much. The run also says how far both
 answer alike (a batch stands for the actions it holds). Results go to stdout,
@@ -28,6 +29,7 @@ import sys
 from pathlib import Path
 
 from bench_common import (
+    as_generated_copy,
     ensure_corpus,
     err,
     fmt,
@@ -36,7 +38,6 @@ from bench_common import (
     md_table,
     median,
     out,
-    private_copy,
     read_run,
     write_json,
     write_section,
@@ -79,7 +80,7 @@ def one_round(
     run files stay)."""
     results: dict[str, dict] = {}
     for name in FORMATS if label % 2 == 0 else FORMATS[::-1]:
-        copy = private_copy(corpora[name].parents[1], work / f"formats-{name}")
+        copy = as_generated_copy(corpora[name].parents[1], work / f"formats-{name}")
         tag = f"formats-{name}-{label}"
         build = bench_build(copy, work, tag)
         searched = {m: bench_search(copy, work, tag, queries, 1, k, m) for m in modes}
@@ -203,8 +204,9 @@ def main() -> int:
             + "observations where they list fewer nodes, and each run of 2-5 successive "
             + f"clicks, types and waits that worked as one `run_steps` batch: {records['new']:,} "
             + f"steps, {batches:,} of them batches)\n"
-            + f"- {args.rounds} rounds (old first, then new first, in turn): `reindex` into an "
-            + "empty dir, then one `batch-search` per mode (every different query of the "
+            + f"- {args.rounds} rounds (old first, then new first, in turn): `reindex` of the "
+            + "corpus as generated (no supersede decisions yet) into an empty dir, then one "
+            + "`batch-search` per mode (every different query of the "
             + f"public and dev sets, each once, k={args.k}); medians over rounds; `new/old` is "
             + "the median of the rounds' paired ratios. Target: today's format within "
             + f"{TARGET:.0%} of the old (lower is better in every row)\n"
