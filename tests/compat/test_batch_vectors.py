@@ -105,6 +105,20 @@ def test_a_failed_batch_pools_its_failure_as_a_part_of_its_own(
     assert pooled_key(MODEL_ID, [*SEND_PARTS, failure]) in stored(kb).rows
 
 
+def test_a_batch_of_one_action_is_embedded_as_the_step_doing_it_alone(
+    kb: Knowledge, sent: list[str]
+) -> None:
+    session = Session("mm-send-one", FIXED_NOW - timedelta(hours=4), flow_tags=["send"])
+    session.step(Act("describe_screen"), HOME)
+    session.batch(SEND_ACTS[:1], SEND)
+    write_new(kb.root, session)
+    kb.index()
+    assert CLICK_SEND in sent
+    assert np.array_equal(
+        row(stored(kb), text_key(MODEL_ID, CLICK_SEND)), load_embedder().embed([CLICK_SEND])[0]
+    )
+
+
 def test_search_by_meaning_finds_a_batch_by_one_of_its_actions(kb: Knowledge) -> None:
     ids = write_new(kb.root, batched_send_flow("mm-send-b"))
     page = kb.search("enter who receives the money", mode="semantic")
