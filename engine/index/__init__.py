@@ -36,7 +36,7 @@ from engine.index.documents import (
     session_documents,
     value_tokens,
 )
-from engine.index.generation_locks import BuildLock
+from engine.index.generation_locks import BuildLock, remove_folder
 from engine.index.generations import (
     DOCSTORE_BLOCK_BYTES,
     META_FILE,
@@ -181,6 +181,7 @@ __all__ = [
     "read_skips",
     "rebuild",
     "remember",
+    "remove_folder",
     "rename_map",
     "report_damage",
     "reported_damage",

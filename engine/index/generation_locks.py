@@ -16,6 +16,7 @@ a folder that no longer existed (`scripts/adversary.py`, the rebuilds-at-once at
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import time
 import weakref
@@ -123,11 +124,32 @@ def remove_unheld(generations: list[Path]) -> list[Path]:
             continue
         try:
             if _try_lock(fd):
-                shutil.rmtree(generation, ignore_errors=True)
+                remove_folder(generation, ignore_errors=True)
                 removed.append(generation)
         finally:
             os.close(fd)
     return removed
+
+
+def remove_folder(path: Path, *, ignore_errors: bool = False) -> None:
+    """Remove `path` and all it holds, renamed first (to a name beside it that still matches
+    `gen-*`, so a removal cut short is swept later).
+
+    Opening a Tantivy index in a folder (tantivy-py's `Index.open`) starts a thread that
+    watches its `meta.json`; its first look reloads the reader the open made, on a thread of its
+    own, which takes Tantivy's meta lock by path and so creates `.tantivy-meta.lock` if it is
+    not there. Nothing lets us wait for that thread, and on a loaded machine it can run after
+    the index was used and dropped: a folder removed in place then gets that file back between
+    being emptied and being removed ("Directory not empty"). Under its new name the folder is
+    out of reach of whatever opens files by the old path. Nothing happens if `path` is gone."""
+    moved = path.with_name(f"{path.name}.removing-{secrets.token_hex(4)}")
+    try:
+        path.rename(moved)
+    except OSError:
+        if ignore_errors or not path.exists():
+            return
+        raise
+    shutil.rmtree(moved, ignore_errors=ignore_errors)
 
 
 def _try_lock(fd: int) -> bool:

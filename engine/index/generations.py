@@ -420,6 +420,9 @@ class IndexWriter:
                 raise StaleIndex(other_model)
             self.path = path
             self.index = tantivy.Index.open(str(path))
+            # reloaded when asked (`indexed_steps`): the reader tantivy-py opens reloads on a
+            # thread of its own after every commit it notices, until the index is dropped
+            self.index.config_reader(reload_policy="manual", num_warmers=0)
             try:
                 self.writer = self.index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=threads)
             except ValueError as exc:
@@ -510,10 +513,14 @@ class IndexWriter:
         self._pending_texts.clear()
         self._pending_pooled.clear()
 
-    def close(self, *, merge: bool = False) -> None:
-        """Release the writer lock (optionally waiting for segment merges first)."""
-        if merge:
+    def close(self) -> None:
+        """Wait for Tantivy's segment merges, then let go of the index and release the writer
+        lock and the generation: once this returns, no thread of this writer writes into the
+        generation. (Dropping a Tantivy writer does not wait for the merges its commits
+        started: they went on writing segment files into a generation that might be removed.)"""
+        try:
             self.writer.wait_merging_threads()
-        self.manifest.close()
-        del self.writer
-        self.held.release()
+        finally:
+            self.manifest.close()
+            del self.writer, self.index
+            self.held.release()

@@ -12,7 +12,6 @@ import gc
 import multiprocessing
 import os
 import pickle
-import shutil
 import tempfile
 import time
 from collections import deque
@@ -31,7 +30,7 @@ from engine.index.documents import (
     session_documents,
     step_documents,
 )
-from engine.index.generation_locks import BuildLock
+from engine.index.generation_locks import BuildLock, remove_folder
 from engine.index.generations import (
     EncodedDocuments,
     IndexLayout,
@@ -323,9 +322,9 @@ def rebuild(
             try:
                 report = _build_settled(store, writer, progress)
             finally:
-                writer.close(merge=True)
+                writer.close()
         except BaseException:
-            shutil.rmtree(generation, ignore_errors=True)  # never leave an orphan generation
+            remove_folder(generation, ignore_errors=True)  # never leave an orphan generation
             raise
         layout.publish(generation)
     return report

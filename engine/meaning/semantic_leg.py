@@ -291,8 +291,12 @@ def _ensure_worker() -> None:
 
 
 def _embed_jobs() -> None:
+    """Run the queued jobs; each is let go once done, not when the next one comes: a search's
+    job holds its read view, whose Tantivy searcher keeps the generation's index open (its
+    segment files mapped, a thread watching its `meta.json`) long after the engine is gone."""
     while (job := _jobs.get()) is not None:
         job()
+        del job
 
 
 @atexit.register

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import LastInput, ScreenContext, SummarizeInput, TimelineInput, validate
+from engine.index import remove_folder
 from tests.compat.mm_format import Act, Session, Step, write_new, write_old
 from tests.compat.scenarios import CONFIRM, HOME, SEND, SWAP
 from tests.conftest import FIXED_NOW, Knowledge
@@ -112,8 +113,11 @@ def _without(value: Any, keys: set[str]) -> Any:
 
 
 def root_answers(walk: list[Step], fmt: str, diff: bool) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as folder:
-        kb = Knowledge(Path(folder))
+    """The answers of a root of its own, removed after (`remove_folder`: a Tantivy thread of an
+    index just used may still re-create a file in it, which `TemporaryDirectory` fails on)."""
+    folder = Path(tempfile.mkdtemp())
+    try:
+        kb = Knowledge(folder)
         session = Session(
             "mm-same-a", FIXED_NOW - timedelta(hours=5), list(walk), goal="Send", flow_tags=["send"]
         )
@@ -121,6 +125,8 @@ def root_answers(walk: list[Step], fmt: str, diff: bool) -> dict[str, Any]:
             write_old(kb.root, session) if fmt == "old" else write_new(kb.root, session, diff=diff)
         )
         return answers(kb, ids, "mm-other-session")
+    finally:
+        remove_folder(folder)
 
 
 @pytest.mark.slow

@@ -2,8 +2,11 @@
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -22,7 +25,9 @@ from engine.index import (
     ensure_index,
     indexer,
     rebuild,
+    remove_folder,
 )
+from tests.engine.test_live import wait_for
 
 
 def step_ids(page):
@@ -111,7 +116,7 @@ def test_an_index_without_readable_meta_is_stale(two_sessions):
 def test_a_current_pointing_nowhere_is_rebuilt(two_sessions):
     kb = two_sessions
     kb.index()
-    shutil.rmtree(live_generation(kb))
+    remove_folder(live_generation(kb))
     assert live_generation(kb) is None
     assert kb.index().sessions_indexed == 2
     assert kb.search("swap").total == 1
@@ -226,6 +231,51 @@ def test_a_second_writer_on_the_same_generation_is_refused(two_sessions):
     finally:
         writer.close()
     IndexWriter(generation).close()  # the lock is released on close
+
+
+def test_a_closed_writer_lets_go_of_its_generation(two_sessions):
+    """Once closed, a writer (still referenced) has nothing of its generation open: it kept
+    Tantivy's index, whose reader reloaded on a thread of its own after every commit it
+    noticed, re-creating Tantivy's meta lock file in the generation even while the folder was
+    being removed (which then failed: "Directory not empty")."""
+    kb = two_sessions
+    kb.index()
+    generation = live_generation(kb)
+    writer = IndexWriter(generation)
+    writer.commit()
+    writer.close()
+    maps = Path("/proc/self/maps")
+    wait_for(lambda: str(generation) not in maps.read_text())
+    assert writer.path == generation
+
+
+RE_CREATE = """
+import os, sys
+while True:
+    try:
+        os.close(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT))
+    except FileNotFoundError:
+        pass
+"""
+
+
+def test_a_folder_is_removed_while_another_process_re_creates_a_file_in_it(tmp_path):
+    """What a Tantivy thread nobody can wait for does to a generation being removed: it opens
+    its meta lock file by path, creating it again. `remove_folder` moves the folder away first."""
+    folder = tmp_path / "index-data" / "gen-0001"
+    folder.mkdir(parents=True)
+    for n in range(3000):
+        (folder / f"segment-{n}").write_bytes(b"x")
+    lock = folder / ".tantivy-meta.lock"
+    re_creating = subprocess.Popen([sys.executable, "-c", RE_CREATE, str(lock)])
+    try:
+        wait_for(lock.exists)
+        remove_folder(tmp_path / "index-data")
+    finally:
+        re_creating.kill()
+        re_creating.wait()
+    assert list(tmp_path.iterdir()) == []
+    remove_folder(tmp_path / "index-data")  # gone already: nothing to do
 
 
 def test_a_rebuild_waits_for_the_one_running_and_says_so(two_sessions):

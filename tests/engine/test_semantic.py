@@ -42,6 +42,7 @@ from engine.meaning import (
     top_rows,
 )
 from tests.conftest import Knowledge
+from tests.engine.test_live import wait_for
 
 UNLOCK_A11Y = [("e1", "heading", "Welcome back!"), ("e2", "textbox", "Password")]
 
@@ -297,6 +298,21 @@ def test_a_cached_answer_does_not_run_the_model(
     after = embed_soon(leg.embedder, "the last job")
     assert held.result(timeout=60) is not None and after.result(timeout=60) is not None
     assert again == first and len(runs) == 2  # the two held jobs ran; the search's did not
+
+
+def test_a_dropped_engine_keeps_no_file_of_its_index_mapped(tmp_path: Path) -> None:
+    """The embedding thread lets go of a search's job once it is done: the job holds the
+    search's read view, whose Tantivy searcher kept the generation's segment files mapped (and
+    a thread watching its `meta.json`) until another search came, long after the engine."""
+    own = Knowledge(tmp_path)
+    own.session("mm-send", goal="Send ETH to a friend")
+    own.step("mm-send", test_id="coin-overview-send", screen="send")
+    engine = own.engine()
+    page = engine.search(validate(SearchInput, {"query": "send the coins", "mode": "hybrid"}))
+    assert page.modeUsed == "hybrid"
+    del engine
+    maps = Path("/proc/self/maps")
+    wait_for(lambda: str(own.index_dir) not in maps.read_text())
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from engine import KnowledgeEngine
 from engine.core import InvalidInput, NotFound
 from engine.history import ScreenContext
-from engine.index import FactsLedger, decisions_lock, indexer, supersede, write_detected
+from engine.index import (
+    FactsLedger,
+    decisions_lock,
+    indexer,
+    remove_folder,
+    supersede,
+    write_detected,
+)
 from engine.live import LiveIndex
 from engine.records import (
     MISSING,
@@ -141,7 +148,7 @@ def test_reindex_from_the_files_reproduces_every_flag(kb: Knowledge) -> None:
     written = (kb.root / "mm-old" / "superseded.json").read_bytes()
     detected = indexed_steps(kb)
     assert flagged(kb) == {old}
-    shutil.rmtree(kb.index_dir)
+    remove_folder(kb.index_dir)
     kb.index()  # from the files: the decision is read, nothing is detected anew
     assert (kb.root / "mm-old" / "superseded.json").read_bytes() == written
     assert indexed_steps(kb) == detected
@@ -162,7 +169,7 @@ def test_a_first_build_ranks_exactly_like_a_rebuild_of_the_same_files(kb: Knowle
 
     first = results()
     assert kb.index().sessions_flagged == 0  # settled: nothing new to detect
-    shutil.rmtree(kb.index_dir)
+    remove_folder(kb.index_dir)
     assert results() == first
 
 
@@ -231,7 +238,7 @@ def test_worker_processes_build_what_this_process_builds(
     assert kb.index().sessions_flagged == 70
     in_workers = indexed_steps(kb)
     assert flagged(kb) == olds
-    shutil.rmtree(kb.index_dir)
+    remove_folder(kb.index_dir)
     monkeypatch.setattr(indexer, "PARALLEL_MIN_SESSIONS", 10_000)
     assert kb.index().sessions_flagged == 0  # the files are settled
     assert indexed_steps(kb) == in_workers
