@@ -54,7 +54,16 @@ from engine.history import (
     suggestion_offers,
     with_recalls,
 )
-from engine.index import Superseded, SyncReport, ensure_index, other_root, rebuild, supersede_step
+from engine.index import (
+    Restored,
+    Superseded,
+    SyncReport,
+    ensure_index,
+    other_root,
+    rebuild,
+    restore_step,
+    supersede_step,
+)
 from engine.knowledge import KnowledgeEngine
 from engine.live import IndexStatus, LiveIndex, WriterLease
 from engine.read_cache import ReadCache
@@ -111,6 +120,7 @@ __all__ = [
     "ReadCache",
     "RecipeAction",
     "Record",
+    "Restored",
     "Result",
     "ScreenContext",
     "ScreenRules",
@@ -151,6 +161,7 @@ __all__ = [
     "other_root",
     "parse_time",
     "rebuild",
+    "restore_step",
     "result_offers",
     "scrub_step",
     "session_dir",

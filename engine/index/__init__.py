@@ -104,8 +104,10 @@ from engine.index.step_texts import (
 )
 from engine.index.supersede_decisions import (
     FactsLedger,
+    Restored,
     Superseded,
     decisions_lock,
+    restore_step,
     supersede,
     supersede_step,
     write_detected,
@@ -144,6 +146,7 @@ __all__ = [
     "RenameMap",
     "RenamedId",
     "ResolvedTarget",
+    "Restored",
     "SessionContext",
     "SkipLedger",
     "StepPayload",
@@ -186,6 +189,7 @@ __all__ = [
     "report_damage",
     "reported_damage",
     "resolve_target",
+    "restore_step",
     "route_of",
     "selector_words",
     "session_documents",

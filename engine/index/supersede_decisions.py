@@ -10,8 +10,9 @@ signature, so the next batch re-indexes it with the new flags. Judging the same 
 the same decisions, so this settles after one round.
 
 Explicit decisions (`supersede`, i.e. `mm_knowledge_supersede`) are never replaced by
-detection; they are checked first: both steps exist, a step never supersedes itself, and no
-chain of decisions may lead back to the step (a cycle would hide both for good).
+detection, and only they can be withdrawn by hand (`restore_step`); they are checked first: both
+steps exist, a step never supersedes itself, and no chain of decisions may lead back to the step
+(a cycle would hide both for good).
 """
 
 import contextlib
@@ -24,6 +25,7 @@ from engine.core import (
     KnowhowError,
     NotFound,
     Result,
+    StepInput,
     SupersededByStep,
     SupersedeInput,
 )
@@ -302,3 +304,41 @@ def supersede_step(store: KnowledgeStore, request: SupersedeInput) -> Superseded
         reason=decision.reason,
         source=decision.source,
     )
+
+
+class Restored(Result):
+    """A step whose explicit supersession was withdrawn: search, last and priorKnowledge offer
+    it again once the live index has re-indexed its session (within a second)."""
+
+    stepId: str
+    isSuperseded: bool = False
+    withdrawn: str
+    """When the withdrawn decision was made (its `supersededAt`)."""
+
+
+def restore_step(store: KnowledgeStore, request: StepInput) -> Restored:
+    """Withdraw a decision made by hand (`supersede`), read and rewritten under the same lock.
+    A detected decision is refused: the evidence that made it would make it again; a later
+    session that uses the old target successfully is what withdraws it."""
+    if not store.has_step(request.stepId):
+        raise NotFound(f"stepId: no step {request.stepId!r}; search to find step ids")
+    session_id, _, stem = request.stepId.partition("/")
+    with decisions_lock(store):
+        decisions, unreadable = store.read_decisions(session_id)
+        if unreadable is not None:  # rewriting it would drop every decision it holds
+            raise KnowhowError(
+                f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
+                "fix or remove it, then try again"
+            )
+        decision = decisions.get(stem)
+        if decision is None:
+            raise InvalidInput("stepId", f"{request.stepId!r} is not superseded")
+        if decision.source != EXPLICIT:
+            raise InvalidInput(
+                "stepId",
+                f"{request.stepId!r} was superseded by detection, from later sessions' evidence; "
+                "it is restored when a later session uses its target successfully",
+            )
+        del decisions[stem]
+        store.write_decisions(session_id, decisions)
+    return Restored(stepId=request.stepId, withdrawn=decision.supersededAt)
