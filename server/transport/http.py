@@ -22,6 +22,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import ServerSettings, is_loopback_host
+from server.ui import ui_routes
 
 MCP_PATH = "/mcp"
 
@@ -109,5 +110,6 @@ def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
         host=settings.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.http_max_sessions,
+        custom_starlette_routes=ui_routes(server),
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins, loopback=loopback)

@@ -94,7 +94,7 @@ def _charts(state: ServerState) -> Charts | None:
     newest = searcher.search(steps, limit=1, order_by_field="ts")
     if not newest.hits:
         return None
-    last_ts = int(searcher.doc(newest.hits[0][1]).get_first("ts"))
+    last_ts = int(searcher.doc(newest.hits[0][1]).get_first("ts") or 0)
     end = (last_ts // DAY_MS + 1) * DAY_MS
     start = end - DAYS * DAY_MS
     window = all_of(steps, int_range(schema, "ts", start, end))

@@ -181,8 +181,18 @@ def _test_ids(history: StepList, renamed: list[RenamedId]) -> list[TestIdSeen]:
         test_id = (step.target or {}).get("testId")
         if not test_id:
             continue
-        entry = seen.setdefault(test_id, TestIdSeen(test_id, renamed_to=became.get(test_id.lower())))
+        entry = seen.setdefault(
+            test_id, TestIdSeen(test_id, renamed_to=became.get(test_id.lower()))
+        )
         entry.times += 1
         entry.failed += 0 if step.ok else 1
         entry.last = max(entry.last, step.timestamp)
     return sorted(seen.values(), key=lambda t: (-t.times, t.test_id))
+
+
+def page_offset(text: str | None) -> int:
+    """Where a session's page starts (a multiple of `TIMELINE_PAGE`, from the query string)."""
+    offset = _number("offset", text or "0")
+    if not 0 <= offset <= 100_000_000:
+        raise InvalidInput("offset", "must be between 0 and 100000000")
+    return offset
