@@ -45,6 +45,7 @@ from engine.core import (
     validate,
 )
 from engine.history import (
+    Activity,
     Offers,
     PriorKnowledge,
     ScreenContext,
@@ -55,7 +56,7 @@ from engine.history import (
     with_recalls,
 )
 from engine.index import (
-    Restored,
+    RenamedId,
     Superseded,
     SyncReport,
     ensure_index,
@@ -82,6 +83,7 @@ from engine.records import (
     StepError,
     StepRecord,
     StepTarget,
+    Supersession,
     TestIdItem,
     ToolCall,
     check_record,
@@ -97,6 +99,7 @@ __all__ = [
     "A11yHint",
     "A11yNode",
     "A11ySnapshot",
+    "Activity",
     "ClusterInput",
     "ClusterList",
     "DuplicateList",
@@ -120,7 +123,7 @@ __all__ = [
     "ReadCache",
     "RecipeAction",
     "Record",
-    "Restored",
+    "RenamedId",
     "Result",
     "ScreenContext",
     "ScreenRules",
@@ -145,6 +148,7 @@ __all__ = [
     "SummarizeInput",
     "SupersedeInput",
     "Superseded",
+    "Supersession",
     "SyncReport",
     "TestIdItem",
     "TimelineInput",

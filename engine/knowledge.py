@@ -47,10 +47,12 @@ from engine.embedding import (
     load_embedder,
 )
 from engine.history import (
+    Activity,
     PriorKnowledge,
     ScreenContext,
     StepContext,
     TimelineResult,
+    count_activity,
     last_steps,
     newest_session_id,
     prior_knowledge,
@@ -65,6 +67,7 @@ from engine.index import (
     IndexLayout,
     IndexReader,
     PageRelease,
+    RenamedId,
     all_of,
     count,
     is_panic,
@@ -435,6 +438,16 @@ class KnowledgeEngine:
             return prior_knowledge(reader.searcher(), reader.schema, context, self.now())
 
         return self._guarded(run)
+
+    def activity(self) -> Activity | None:
+        """Steps and failures per day, flow and screen, from the index alone (the web page's
+        charts); None when it holds no step."""
+        return self._guarded(lambda: count_activity(self.reader.searcher(), self.reader.schema))
+
+    def renames(self) -> list[RenamedId]:
+        """The testIds the live generation knows renamed, on every screen, oldest first."""
+        renamed = self._kept.renames(self.reader.path)
+        return sorted((r for ids in renamed.values() for r in ids), key=lambda r: r.since)
 
 
 def _verify(check: GenerationCheck, *, full: bool) -> None:

@@ -33,6 +33,7 @@ from server.transport.http import MCP_PATH, build_http_app
 from server.transport.http_limits import backlog, bounded_protocol
 from server.transport.log_limit import RepeatLimit
 from server.transport.stdio import AnsweredReadStream
+from server.ui import ui_routes
 from server.version import knowhow_version
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,8 @@ async def serve_stdio(settings: ServerSettings) -> None:
 async def serve_http(settings: ServerSettings) -> None:
     import uvicorn  # only HTTP mode needs it
 
-    app = build_http_app(create_server(settings), settings)
+    server = create_server(settings)
+    app = build_http_app(server, settings, ui_routes(server))
     protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
         app,

@@ -1,10 +1,11 @@
 """Reads of what was recorded that take no query text: the newest steps and sessions
-(`listing`), a step's timeline and context, a session's recipe (`summarize`),
-priorKnowledge for a screen (and which remembered targets deserve a `caution`), and the
-recall links a later step records. Imports the layers up
-to `engine.query`; never `engine.meaning` (they sit side by side).
+(`listing`), the activity per day, flow and screen (`activity`), a step's timeline and context,
+a session's recipe (`summarize`), priorKnowledge for a screen (and which remembered targets
+deserve a `caution`), and the recall links a later step records. Imports the layers up to
+`engine.query`; never `engine.meaning` (they sit side by side).
 """
 
+from engine.history.activity import Activity, count_activity
 from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
 from engine.history.listing import last_steps, newest_session_id, session_list
 from engine.history.prior import PriorKnowledge, prior_knowledge
@@ -22,12 +23,14 @@ from engine.history.session_context import StepContext, TimelineResult, step_con
 __all__ = [
     "DESTRUCTIVE_STEMS",
     "SILENT_TOOLS",
+    "Activity",
     "Offers",
     "PriorKnowledge",
     "ScreenContext",
     "StepContext",
     "TimelineResult",
     "caution_for",
+    "count_activity",
     "last_steps",
     "newest_session_id",
     "offered_keys",

@@ -104,7 +104,6 @@ from engine.index.step_texts import (
 )
 from engine.index.supersede_decisions import (
     FactsLedger,
-    Restored,
     Superseded,
     decisions_lock,
     restore_step,
@@ -146,7 +145,6 @@ __all__ = [
     "RenameMap",
     "RenamedId",
     "ResolvedTarget",
-    "Restored",
     "SessionContext",
     "SkipLedger",
     "StepPayload",

@@ -625,6 +625,17 @@ class KnowledgeStore:
                 return stamps
         return False
 
+    def read_artifact(self, session_id: str, relative: str, limit: int) -> bytes:
+        """A file `save_artifact` wrote, by the path a record holds (`<folder>/<file>`, relative
+        to the session folder). Recorded paths are not trusted: anything but two plain parts
+        (`..`, hidden, absolute, `steps/`) raises `InvalidInput`; a link, a file that is not
+        regular or larger than `limit` raises `UnsafeFile`, a missing one FileNotFoundError."""
+        parts = relative.split("/")
+        if len(parts) != 2 or parts[0] == STEPS_DIR or any(not p or p[0] == "." for p in parts):
+            raise InvalidInput("path", "does not name a file saved beside the session's steps")
+        with self.folder(session_id, parts[0]) as folder:
+            return read_regular(folder, parts[1], limit)
+
     def save_artifact(self, session_id: str, folder_name: str, suffix: str, data: bytes) -> str:
         """Write `data` as the next `<session>/<folder_name>/<NNNN><suffix>` (a screenshot),
         inside the root like every step; returns its path relative to the session folder."""

@@ -19,10 +19,10 @@ from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import ServerSettings, is_loopback_host
-from server.ui import ui_routes
 
 MCP_PATH = "/mcp"
 
@@ -96,8 +96,11 @@ class HttpGuard:
         await response(scope, receive, send)
 
 
-def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
-    """The MCP endpoint at `/mcp`, behind the guard; refuses an exposed address without token."""
+def build_http_app(
+    server: Server[Any], settings: ServerSettings, routes: Iterable[Route] = ()
+) -> ASGIApp:
+    """The MCP endpoint at `/mcp` (and `routes` beside it), behind the guard; refuses an exposed
+    address without token."""
     token = settings.token.get_secret_value() if settings.token else None
     loopback = settings.is_loopback()
     if not loopback and not token:
@@ -110,6 +113,6 @@ def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
         host=settings.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.http_max_sessions,
-        custom_starlette_routes=ui_routes(server),
+        custom_starlette_routes=list(routes),
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins, loopback=loopback)

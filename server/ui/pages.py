@@ -32,7 +32,6 @@ from engine import (
     supersede_step,
     validate,
 )
-from engine.core.files import validate_session_id
 from server.envelope import envelope
 from server.state import ServerState
 from server.ui import charts, views
@@ -132,7 +131,7 @@ class Pages:
         return self._page("search.html", request, params=params, page=page, asked=asked)
 
     async def session(self, request: Request, state: ServerState) -> Response:
-        session_id = validate_session_id(request.path_params["session_id"], "sessionId")
+        session_id = request.path_params["session_id"]  # validated as summarize validates it
         offset = views.page_offset(request.query_params.get("offset"))
         shown = await views.session(state, session_id, offset)
         return self._page("session.html", request, view=shown, page_size=views.TIMELINE_PAGE)
@@ -143,7 +142,9 @@ class Pages:
 
     async def charts(self, request: Request, state: ServerState) -> Response:
         drawn = await charts.charts(state)
-        return self._page("charts.html", request, charts=drawn, width=charts.WIDTH)
+        return self._page(
+            "charts.html", request, charts=drawn, width=charts.WIDTH, bar_width=charts.BAR_WIDTH
+        )
 
     async def shot(self, request: Request, state: ServerState) -> Response:
         step_id = request.query_params.get("step", "")

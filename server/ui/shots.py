@@ -1,14 +1,13 @@
 """A step's screenshot, read only from inside its own session folder.
 
-The record names its image (`artifacts.screenshot.path`, relative to the session folder, as
-`save_artifact` writes it: `<folder>/<file>`). Recorded text is not trusted: a path with more
-or fewer parts, `..`, a hidden or absolute part, a link, a file that is not PNG or JPEG, or
-one larger than `MAX_BYTES` is refused; the page then shows the screenshot as missing.
+The record names its image (`artifacts.screenshot.path`, relative to the session folder, as the
+browser tools save it). Recorded text is not trusted: the store refuses a path that leaves the
+folder it names, a link, anything but a regular file, and one larger than `MAX_BYTES`
+(`KnowledgeStore.read_artifact`); what is read must be a PNG or a JPEG. The page then shows why
+the screenshot is missing instead.
 """
 
-from engine import InvalidInput, NotFound
-from engine.core.files import read_regular, validate_step_id
-from engine.records import STEPS_DIR, KnowledgeStore
+from engine import InvalidInput, KnowledgeStore, NotFound, StepInput, validate
 
 MAX_BYTES = 8 * 1024 * 1024
 """Largest screenshot served (a full-page PNG of a laptop screen is ~1 MB)."""
@@ -18,22 +17,18 @@ TYPES = {b"\x89PNG\r\n\x1a\n": "image/png", b"\xff\xd8\xff": "image/jpeg"}
 def screenshot(store: KnowledgeStore, step_id: str) -> tuple[bytes, str]:
     """The image bytes and media type of a step's screenshot; raises `InvalidInput` or
     `NotFound` saying why it cannot be shown."""
-    session_id, _, stem = validate_step_id(step_id).partition("/")
+    session_id, _, stem = validate(StepInput, {"stepId": step_id}).stepId.partition("/")
     try:
         record = store.read_step(session_id, f"{stem}.json")
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
         raise NotFound(f"step {step_id!r} cannot be read") from None
     artifacts = (record.model_extra or {}).get("artifacts")
     shot = artifacts.get("screenshot") if isinstance(artifacts, dict) else None
     path = shot.get("path") if isinstance(shot, dict) else None
     if not isinstance(path, str):
         raise NotFound(f"step {step_id!r} has no screenshot")
-    parts = path.split("/")
-    if len(parts) != 2 or parts[0] == STEPS_DIR or any(p.startswith(".") or not p for p in parts):
-        raise InvalidInput("path", "the screenshot's path does not name a file of its session")
     try:
-        with store.folder(session_id, parts[0]) as folder:
-            data = read_regular(folder, parts[1], MAX_BYTES)
+        data = store.read_artifact(session_id, path, MAX_BYTES)
     except FileNotFoundError:
         raise NotFound(f"the screenshot of {step_id!r} is missing") from None
     except OSError as exc:  # a link, not a regular file, too large

@@ -14,17 +14,18 @@ from typing import Any
 from engine import (
     InvalidInput,
     LastInput,
+    PriorKnowledge,
+    RenamedId,
     ScreenContext,
     SearchInput,
     SearchPage,
     SessionRecipe,
     StepList,
+    StepRecord,
     SummarizeInput,
+    Supersession,
     validate,
 )
-from engine.history import PriorKnowledge
-from engine.index.renamed_ids import RenamedId, load_renames, rename_map
-from engine.records import StepRecord, Supersession
 from server.state import ServerState
 
 TIMELINE_PAGE = 200
@@ -166,8 +167,7 @@ async def screen(state: ServerState, name: str) -> ScreenView:
         engine = state.engine
         history = engine.last(request)
         prior = engine.prior_knowledge(ScreenContext(screen=name))
-        renames = rename_map(load_renames(engine.reader.path) or [])
-        renamed = [r for ids in renames.values() for r in ids if r.screen == name]
+        renamed = [r for r in engine.renames() if r.screen == name]
         return ScreenView(name, history, prior, _test_ids(history, renamed), renamed)
 
     return await state.query(read)
