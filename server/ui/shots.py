@@ -1,7 +1,7 @@
 """A step's screenshot, read only from inside its own session folder.
 
 The record names its image (`artifacts.screenshot.path`, relative to the session folder, as the
-browser tools save it). Recorded text is not trusted: the store refuses a path that leaves the
+browser tools save it; `in_session` reads the older recorders' longer paths). Recorded text is not trusted: the store refuses a path that leaves the
 folder it names, a link, anything but a regular file, and one larger than `MAX_BYTES`
 (`KnowledgeStore.read_artifact`); what is read must be a PNG or a JPEG. The page then shows why
 the screenshot is missing instead.
@@ -28,7 +28,7 @@ def screenshot(store: KnowledgeStore, step_id: str) -> tuple[bytes, str]:
     if not isinstance(path, str):
         raise NotFound(f"step {step_id!r} has no screenshot")
     try:
-        data = store.read_artifact(session_id, path, MAX_BYTES)
+        data = store.read_artifact(session_id, in_session(path, session_id), MAX_BYTES)
     except FileNotFoundError:
         raise NotFound(f"the screenshot of {step_id!r} is missing") from None
     except OSError as exc:  # a link, not a regular file, too large
@@ -37,3 +37,13 @@ def screenshot(store: KnowledgeStore, step_id: str) -> tuple[bytes, str]:
     if kind is None:
         raise InvalidInput("path", "the screenshot is neither a PNG nor a JPEG")
     return data, kind
+
+
+def in_session(path: str, session_id: str) -> str:
+    """The path relative to the session folder. Earlier recorders wrote it from the folder they
+    ran in (`test-artifacts/llm-knowledge/<sessionId>/screenshots/…`): what follows the
+    session's own id is the part inside its folder; anything else is checked as it is."""
+    parts = path.split("/")
+    if len(parts) > 3 and parts[-3] == session_id:
+        return "/".join(parts[-2:])
+    return path

@@ -66,5 +66,15 @@ document.addEventListener("click", (event) => {
   change("restore", box.dataset.step, {}, box.querySelector(".curate-result"));
 });
 
+// A screenshot the server refuses (missing, outside its session, too large) is said so in words.
+document.addEventListener("error", (event) => {
+  const image = event.target;
+  if (!(image instanceof HTMLImageElement) || !image.classList.contains("shot")) return;
+  const note = document.createElement("p");
+  note.className = "note";
+  note.textContent = "Screenshot missing or refused (outside its session, too large, not an image).";
+  image.replaceWith(note);
+}, true);
+
 poll();
 setInterval(poll, POLL_MS);
