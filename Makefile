@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PACKAGING := pyproject.toml setup.py $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
 NEEDS_PYTHON := import sys; sys.exit(sys.version_info < (3, 11))
 
-.PHONY: FORCE venv install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp clean
+.PHONY: FORCE venv install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp axe clean
 
 ## venv: a virtualenv of a Python >= 3.11; one an earlier attempt left with another Python (or
 ## whose Python no longer runs) is made again, so a failed first try never needs `make clean`
@@ -53,6 +53,17 @@ $(TEST_DAPP):
 		@metamask/test-dapp@$(TEST_DAPP_VERSION) >/dev/null 2>&1 \
 		|| echo "npm install @metamask/test-dapp failed (registry unreachable?): the test-dapp tests will be skipped"
 
+## axe: axe-core (pinned) into vendor/ for the web page's accessibility test (skipped without it)
+AXE_VERSION := 4.11.0
+AXE := vendor/axe/node_modules/axe-core/axe.min.js
+axe: $(AXE)
+
+$(AXE):
+	@command -v npm >/dev/null 2>&1 || { echo "npm not found: the accessibility test will be skipped"; exit 0; }
+	npm install --prefix vendor/axe --no-save --ignore-scripts --no-audit --no-fund \
+		axe-core@$(AXE_VERSION) >/dev/null 2>&1 \
+		|| echo "npm install axe-core failed (registry unreachable?): the accessibility test will be skipped"
+
 ## inspector: the official MCP Inspector, pinned by tests/server/inspector/package-lock.json, for
 ## tests/server/test_inspector.py (the test installs it itself when npm is there, else skips)
 INSPECTOR := tests/server/inspector/node_modules/.bin/mcp-inspector
@@ -73,7 +84,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install test-dapp
+unit: install test-dapp axe
 	$(BIN)/pytest -q
 
 ## unit-fast: the edit-test loop (< 1 min): everything but tests marked slow or browser

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from server.cli import batch, curating, demo, indexing, reading, serving
+from server.cli import batch, curating, demo, indexing, reading, serving, ui
 from server.version import knowhow_version
 
 HELP = """`knowhow` command line: index, status, search, last, sessions, summarize, timeline,
@@ -63,5 +63,6 @@ app.command("batch-search")(batch.batch_search)
 app.command()(demo.demo)
 app.command()(serving.serve)
 app.command("mcp-config")(serving.mcp_config)
+app.command()(ui.ui)
 
 __all__ = ["app"]

@@ -1,10 +1,10 @@
 """A step's screenshot, read only from inside its own session folder.
 
-The record names its image (`artifacts.screenshot.path`, relative to the session folder, as the
-browser tools save it; `in_session` reads the older recorders' longer paths). Recorded text is not trusted: the store refuses a path that leaves the
-folder it names, a link, anything but a regular file, and one larger than `MAX_BYTES`
-(`KnowledgeStore.read_artifact`); what is read must be a PNG or a JPEG. The page then shows why
-the screenshot is missing instead.
+The record names its image (`artifacts.screenshot.path`, relative to the session folder as the
+browser tools save it; `in_session` reads the older recorders' longer paths). Recorded text is
+not trusted: the store refuses a path that leaves the folder it names, a link, anything but a
+regular file, and one larger than `MAX_BYTES` (`KnowledgeStore.read_artifact`); what is read
+must be a PNG or a JPEG. The page then says why the screenshot is missing instead.
 """
 
 from engine import InvalidInput, KnowledgeStore, NotFound, StepInput, validate

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import orjson
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Dialog, Page, ViewportSize, expect
 
 from tests.server.browser_helpers import needs_chromium
 from tests.server.ui_helpers import (
@@ -33,7 +33,7 @@ AXE = REPO / "vendor" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 WAIT_MS = 60_000
 """How long a page may take to show what the live index has yet to commit (generous: a loaded
 CI machine; a passing check returns at once)."""
-LAPTOP = {"width": 1366, "height": 800}
+LAPTOP: ViewportSize = {"width": 1366, "height": 800}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,12 @@ def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport=LAPTOP)
     opened = context.new_page()
     dialogs: list[str] = []
-    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def refuse(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    opened.on("dialog", refuse)
     yield opened
     context.close()
     assert dialogs == []

@@ -3,12 +3,16 @@ inside their session, changes only from the page itself, the same Host/Origin ru
 
 Every refusal leaves the knowledge root as it was (`superseded.json` is never written)."""
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import orjson
 import pytest
 
+from explorer import knowhow_command
+from tests.server.mcp_helpers import free_port, stop
 from tests.server.ui_helpers import PNG, SWAP_SESSION, UiServer, ui_server
 
 pytestmark = pytest.mark.slow
@@ -127,3 +131,34 @@ def test_a_detected_supersession_is_not_restored_by_hand(server: UiServer) -> No
     assert answer["error"]["code"] == "MM_INVALID_INPUT"
     assert "detection" in answer["error"]["message"]
     assert (server.root / "mm-mk7503cd-qnpu07" / "superseded.json").read_bytes() == before
+
+
+def test_knowhow_ui_starts_a_server_and_says_where_or_opens_the_running_one(
+    server: UiServer, tmp_path: Path
+) -> None:
+    """Without a browser (`--no-open`) the command prints the page's address; when a knowhow
+    server already answers there, it prints that one's and returns at once."""
+    port = free_port()
+    args = ["ui", "--no-open", "--port", str(port), "--root", str(server.root)]
+    with (tmp_path / "ui.log").open("w") as errlog:
+        started = subprocess.Popen(
+            [*knowhow_command(), *args, "--index", str(tmp_path / "index")],
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+        )
+    try:
+        assert started.stdout is not None
+        line = started.stdout.readline().decode()
+        assert line.strip() == f"knowhow's page: http://127.0.0.1:{port}/ui/"
+        assert httpx2.get(line.split(": ", 1)[1].strip(), timeout=30).status_code == 200
+        again = subprocess.run(
+            [*knowhow_command(), "ui", "--no-open", "--port", str(port)],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        assert again.stdout.decode().strip() == line.strip()
+    finally:
+        stop(started)
+        if started.stdout is not None:
+            started.stdout.close()
