@@ -1,6 +1,6 @@
 """The web page in real Chromium against a real `knowhow serve --transport http` on a copy of the
-bundled sample: search, a session, a screen, supersede and restore, a step appearing live,
-hostile recorded text shown as text, and no serious accessibility violation (axe-core).
+bundled sample: search, a session, a screen, the charts, supersede and restore, a step appearing
+live, and no serious accessibility violation (axe-core).
 
 With KNOWHOW_UPDATE_SCREENSHOTS=1 the tests also save each page's screenshot into docs/ui/, so
 the pictures in the docs are made by the code they show (CI never writes them).
@@ -9,73 +9,34 @@ the pictures in the docs are made by the code they show (CI never writes them).
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import orjson
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, ViewportSize, expect
+from playwright.sync_api import Page, expect
 
 from tests.server.browser_helpers import needs_chromium
 from tests.server.ui_helpers import (
-    HOSTILE,
-    HOSTILE_SCREEN,
     SWAP_SESSION,
-    XSS_SESSION,
+    WAIT_MS,
     UiServer,
-    chromium,
+    browser,
+    page,
+    shown,
     ui_server,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
+__all__ = ["browser", "page"]  # fixtures of every page test (tests.server.ui_helpers)
 REPO = Path(__file__).resolve().parents[2]
 SHOTS_DIR = REPO / "docs" / "ui"
 AXE = REPO / "vendor" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-WAIT_MS = 60_000
-"""How long a page may take to show what the live index has yet to commit (generous: a loaded
-CI machine; a passing check returns at once)."""
-LAPTOP: ViewportSize = {"width": 1366, "height": 800}
+LIVE_SESSION = "mm-mm9ikvfm-w90odu"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
-    with ui_server(tmp_path_factory.mktemp("ui")) as running:
+    with ui_server(tmp_path_factory.mktemp("ui"), hostile=False) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as running:
-        yield running
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh page; any dialog (what injected script would open) fails the test."""
-    context = browser.new_context(viewport=LAPTOP)
-    opened = context.new_page()
-    dialogs: list[str] = []
-
-    def refuse(dialog: Dialog) -> None:
-        dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    opened.on("dialog", refuse)
-    yield opened
-    context.close()
-    assert dialogs == []
-
-
-def shown(page: Page, url: str, selector: str) -> None:
-    """Open `url` and wait until `selector` shows, reloading while the index is still being
-    built (the server answers as soon as it listens)."""
-    page.goto(url)
-    deadline = WAIT_MS
-    while page.locator(selector).count() == 0 and deadline > 0:
-        page.wait_for_timeout(250)
-        deadline -= 250
-        if deadline % 2000 == 0:
-            page.reload()
-    expect(page.locator(selector).first).to_be_visible()
 
 
 def keep(page: Page, name: str) -> None:
@@ -192,40 +153,11 @@ def test_supersede_and_restore_change_what_search_offers(server: UiServer, page:
 def test_a_step_recorded_while_the_page_is_open_appears_without_reload(
     server: UiServer, page: Page
 ) -> None:
-    shown(page, f"{server.url}/ui/session/{XSS_SESSION}", "ol.timeline li.step")
+    shown(page, f"{server.url}/ui/session/{LIVE_SESSION}", "ol.timeline li.step")
     page.evaluate("window.__notReloaded = true")
-    server.kb.step(XSS_SESSION, test_id="appeared-live", screen="home")
+    server.kb.step(LIVE_SESSION, test_id="appeared-live", screen="home")
     expect(page.locator("ol.timeline")).to_contain_text("appeared-live", timeout=WAIT_MS)
     assert page.evaluate("window.__notReloaded") is True
-
-
-@pytest.mark.parametrize(
-    "where",
-    [
-        f"/ui/session/{XSS_SESSION}",
-        f"/ui/screen?name={quote(HOSTILE_SCREEN)}",
-        "/ui/?q=bold+id&includeSuperseded=on",
-        "/ui/charts",
-    ],
-)
-def test_recorded_html_is_shown_as_text_and_runs_nothing(
-    server: UiServer, page: Page, where: str
-) -> None:
-    shown(page, server.url + where, "main h1")
-    if "charts" not in where:
-        shown(page, server.url + where, f"main :text('{HOSTILE_SCREEN}'), main :text('bold-id')")
-    expect(page.locator("main")).to_contain_text("bold-id" if "q=" in where else HOSTILE_SCREEN)
-    assert page.locator("img[src='x']").count() == 0
-    assert page.locator("main script, main b").count() == 0
-    page.wait_for_timeout(300)  # an onerror handler would have run by now
-    assert page.evaluate("window.__xss") is None
-
-
-def test_the_hostile_goal_and_error_read_as_text(server: UiServer, page: Page) -> None:
-    shown(page, f"{server.url}/ui/session/{XSS_SESSION}", "ol.timeline li.step")
-    expect(page.locator("h1")).to_have_text(HOSTILE)
-    expect(page.locator(".error-text").first).to_contain_text(f"Element not found: {HOSTILE}")
-    assert page.evaluate("window.__xss") is None
 
 
 @pytest.mark.skipif(not AXE.exists(), reason="axe-core not installed: make axe (needs npm)")

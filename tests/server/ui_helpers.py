@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from playwright.sync_api import Browser, sync_playwright
+import pytest
+from playwright.sync_api import Browser, Dialog, Page, ViewportSize, expect, sync_playwright
 
 from engine import StepRecord
 from server.browser.driver import CHROMIUM_ARGS, chromium_executable
@@ -35,6 +36,10 @@ PNG = (
     b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00"
     b"\x00\x00\x00IEND\xaeB`\x82"
 )
+WAIT_MS = 60_000
+"""How long a page may take to show what the live index has yet to commit (generous: a loaded
+CI machine; a passing check returns at once)."""
+LAPTOP: ViewportSize = {"width": 1366, "height": 800}
 SHOTS = {
     "good": "screenshots/0001.png",
     "traversal": f"../{XSS_SESSION}/session.json",
@@ -65,10 +70,13 @@ class UiServer:
         return httpx2.get(self.url + path, headers=headers, timeout=30)
 
 
-def prepared_root(base: Path) -> tuple[Knowledge, dict[str, str]]:
-    """The sample sessions, a session of hostile text and one of screenshot cases."""
+def prepared_root(base: Path, hostile: bool) -> tuple[Knowledge, dict[str, str]]:
+    """The sample sessions, and when `hostile` a session of hostile text and one of screenshot
+    cases (the pages' pictures in docs/ are taken without them)."""
     kb = Knowledge(base)
     shutil.copytree(SAMPLE_ROOT, kb.root)
+    if not hostile:
+        return kb, {}
     kb.session(XSS_SESSION, goal=HOSTILE, flow_tags=["xss"], tags=[HOSTILE])
     error = ("MM_TARGET_NOT_FOUND", f"Element not found: {HOSTILE}")
     kb.step(XSS_SESSION, test_id="<b>bold-id</b>", screen=HOSTILE_SCREEN, ok=False, error=error)
@@ -89,8 +97,8 @@ def prepared_root(base: Path) -> tuple[Knowledge, dict[str, str]]:
 
 
 @contextmanager
-def ui_server(base: Path) -> Iterator[UiServer]:
-    kb, steps = prepared_root(base)
+def ui_server(base: Path, *, hostile: bool = True) -> Iterator[UiServer]:
+    kb, steps = prepared_root(base, hostile)
     proc: subprocess.Popen[bytes]
     proc, port = start_http(kb.root, kb.index_dir, base / "server.log")
     try:
@@ -110,3 +118,39 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as running:
+        yield running
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page; any dialog (what injected script would open) fails the test."""
+    context = browser.new_context(viewport=LAPTOP)
+    opened = context.new_page()
+    dialogs: list[str] = []
+
+    def refuse(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    opened.on("dialog", refuse)
+    yield opened
+    context.close()
+    assert dialogs == []
+
+
+def shown(page: Page, url: str, selector: str) -> None:
+    """Open `url` and wait until `selector` shows, reloading while the index is still being
+    built (the server answers as soon as it listens)."""
+    page.goto(url)
+    deadline = WAIT_MS
+    while page.locator(selector).count() == 0 and deadline > 0:
+        page.wait_for_timeout(250)
+        deadline -= 250
+        if deadline % 2000 == 0:
+            page.reload()
+    expect(page.locator(selector).first).to_be_visible()
