@@ -136,6 +136,24 @@ def decisions_lock(store: KnowledgeStore) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
+@contextlib.contextmanager
+def decisions_to_change(
+    store: KnowledgeStore, session_id: str
+) -> Iterator[dict[str, Supersession]]:
+    """A session's decisions by hand: read under the lock, written back (atomically) when the
+    block ends without an error. An unreadable file is never rewritten: that would drop every
+    decision it holds."""
+    with decisions_lock(store):
+        decisions, unreadable = store.read_decisions(session_id)
+        if unreadable is not None:
+            raise KnowhowError(
+                f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
+                "fix or remove it, then try again"
+            )
+        yield decisions
+        store.write_decisions(session_id, decisions)
+
+
 def _decision(detected: Detected) -> Supersession:
     by = detected.by
     return Supersession(
@@ -269,15 +287,8 @@ def supersede(
         by = _describe(store, superseded_by)
     decision = Supersession(supersededBy=by, supersededAt=now_iso(), source=EXPLICIT, reason=reason)
     session_id, _, stem = step_id.partition("/")
-    with decisions_lock(store):
-        decisions, unreadable = store.read_decisions(session_id)
-        if unreadable is not None:  # rewriting it would drop every decision it holds
-            raise KnowhowError(
-                f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
-                "fix or remove it, then try again"
-            )
+    with decisions_to_change(store, session_id) as decisions:
         decisions[stem] = decision
-        store.write_decisions(session_id, decisions)
     return decision
 
 
@@ -323,13 +334,7 @@ def restore_step(store: KnowledgeStore, request: StepInput) -> Restored:
     if not store.has_step(request.stepId):
         raise NotFound(f"stepId: no step {request.stepId!r}; search to find step ids")
     session_id, _, stem = request.stepId.partition("/")
-    with decisions_lock(store):
-        decisions, unreadable = store.read_decisions(session_id)
-        if unreadable is not None:  # rewriting it would drop every decision it holds
-            raise KnowhowError(
-                f"stepId: the session's {DECISIONS_FILE} cannot be read ({unreadable.reason}); "
-                "fix or remove it, then try again"
-            )
+    with decisions_to_change(store, session_id) as decisions:
         decision = decisions.get(stem)
         if decision is None:
             raise InvalidInput("stepId", f"{request.stepId!r} is not superseded")
@@ -340,5 +345,4 @@ def restore_step(store: KnowledgeStore, request: StepInput) -> Restored:
                 "it is restored when a later session uses its target successfully",
             )
         del decisions[stem]
-        store.write_decisions(session_id, decisions)
     return Restored(stepId=request.stepId, withdrawn=decision.supersededAt)
