@@ -112,7 +112,7 @@ class Pages:
         return endpoint
 
     def _error(self, request: Request, error: KnowhowError) -> Response:
-        status = 404 if error.code == "MM_NOT_FOUND" else 400
+        status = {"MM_NOT_FOUND": 404, "MM_INVALID_INPUT": 400}.get(error.code, 503)
         if request.url.path.startswith(("/ui/api/", "/ui/shot")):
             return JSONResponse(envelope(error), status_code=status)
         return self._page("error.html", request, status=status, error=error)
