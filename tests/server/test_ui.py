@@ -175,3 +175,19 @@ def test_no_serious_accessibility_violation(server: UiServer, page: Page, where:
         if v["impact"] in ("serious", "critical")
     ]
     assert serious == []
+
+
+def test_the_keyboard_alone_searches_and_curates(server: UiServer, page: Page) -> None:
+    shown(page, f"{server.url}/ui/", "form.search")
+    page.keyboard.type("swap button")  # the query field has the focus on arrival
+    page.keyboard.press("Enter")
+    expect(page.locator("li.result").first).to_be_visible()
+    page.goto(f"{server.url}/ui/session/{SWAP_SESSION}")
+    page.keyboard.press("Tab")
+    expect(page.locator(".skip")).to_be_focused()  # the first stop skips the header
+    summary = page.locator(".curate summary").first
+    summary.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".curate details").first).to_have_attribute("open", "")
+    page.keyboard.press("Tab")
+    expect(page.locator(".curate input[name=reason]").first).to_be_focused()
