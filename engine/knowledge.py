@@ -134,6 +134,8 @@ class KnowledgeEngine:
         self._last_degraded: dict[str, str] | None = None
         self._cache = SearchCache(size=MAX_ENTRIES if cache_searches else 0)
         self._pages = PageRelease()
+        self._activity: tuple[tuple[Path, bytes], Activity | None] | None = None
+        """The last activity counted, by the generation and commit it counts."""
 
     @property
     def reader(self) -> IndexReader:
@@ -441,8 +443,17 @@ class KnowledgeEngine:
 
     def activity(self) -> Activity | None:
         """Steps and failures per day, flow and screen, from the index alone (the web page's
-        charts); None when it holds no step."""
-        return self._guarded(lambda: count_activity(self.reader.searcher(), self.reader.schema))
+        charts); None when it holds no step. Counted once per commit: a page reloaded while
+        nothing was recorded answers at once."""
+
+        def run() -> Activity | None:
+            reader = self.reader
+            key = (reader.path, reader.commit)
+            if self._activity is None or self._activity[0] != key:
+                self._activity = (key, count_activity(reader.searcher(), reader.schema))
+            return self._activity[1]
+
+        return self._guarded(run)
 
     def renames(self) -> list[RenamedId]:
         """The testIds the live generation knows renamed, on every screen, oldest first."""

@@ -5,7 +5,7 @@ Usage:
         [--rounds 5] [--queries 20] [--write]
 
 Generates the corpus (scripts/corpus/gen_corpus.py), indexes a private copy of it with `knowhow
-reindex`, serves it with `knowhow serve --transport http` and opens each page in Chromium
+index` (the copy and its index are kept in the work folder for the next run), serves it with `knowhow serve --transport http` and opens each page in Chromium
 (Playwright): from an open tab, as a person goes from page to page, and in a new browser context
 (a new renderer process: the cold case). The time from navigation start to the first contentful
 paint is the server's answer and the browser's rendering together. Each search is a different
@@ -133,14 +133,17 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work.resolve()
     corpus = make_corpus(work, args.steps, args.seed).parents[1]
-    root = private_copy(corpus, work / f"ui-{args.steps}-s{args.seed}")
+    copy = work / f"ui-{args.steps}-s{args.seed}"
+    root = copy / "test-artifacts" / "llm-knowledge"
+    if not root.is_dir():
+        private_copy(corpus, copy)
     index = work / f"ui-index-{args.steps}-s{args.seed}"
     built = run(
-        [*knowhow_cmd(), "reindex", "--root", str(root), "--index", str(index)],
-        work / "logs" / "ui-reindex.log",
+        [*knowhow_cmd(), "index", "--root", str(root), "--index", str(index)],
+        work / "logs" / "ui-index.log",
     )
     if not built.ok:
-        raise SystemExit(f"reindex failed; see {built.log}")
+        raise SystemExit(f"index failed; see {built.log}")
     queries = [json.loads(line)["query"] for line in DEV_QUERIES.read_text().splitlines()]
     base = f"http://127.0.0.1:{PORT}/ui"
     pages = {

@@ -1,11 +1,13 @@
 """Where flows break, counted from the index alone: the web page's charts.
 
-Nothing here reads a step file, and nearly nothing reads a stored document. Steps per day come
-from a histogram aggregation of the `ts` fast field (columnar), one per flow and outcome; the
-flows and screens are the terms of the `flow_tag` and `screen_name` fields, each counted with a
-term query; superseded steps are counted by their flag. Only the targets that fail most read
-stored payloads, those of the latest `FAILURES_READ` failed steps. The window is the `days` days
-up to the newest step's day, so an index of old recordings still shows its activity.
+Nothing here reads a step file, and nearly nothing reads a stored document. Every count is a
+histogram aggregation of the `ts` fast field bounded to the window (columnar: no document is
+read), of all steps, of each flow's and of each screen's, failed or not; the flows and screens are
+the terms of the `flow_tag` and `screen_name` fields, and superseded steps are counted by their
+flag. Only two things read stored payloads: the targets that fail most (those of the latest
+`FAILURES_READ` failed steps) and the days steps were superseded on (those of the latest
+superseded steps). The window is the `days` days up to the newest step's day, so an index of old
+recordings still shows its activity.
 """
 
 from collections import Counter
@@ -14,7 +16,7 @@ from datetime import UTC, datetime
 import tantivy
 
 from engine.core import Result
-from engine.index import DOC_STEP, all_of, count, int_range, read_payload, term
+from engine.index import DOC_STEP, all_of, count, read_payload, term
 from engine.query import describe_target
 
 DAY_MS = 86_400_000
@@ -23,7 +25,8 @@ TOP_FLOWS = 8
 TOP_SCREENS = 12
 TOP_TARGETS = 12
 FAILURES_READ = 2_000
-"""Latest failed steps whose payloads are read for the failing targets."""
+"""Latest failed steps whose payloads are read for the failing targets, and latest superseded
+steps whose payloads say when they were superseded."""
 TERMS_READ = 500
 """Flows and screens considered (the index's terms, in byte order)."""
 
@@ -47,6 +50,11 @@ class TargetFailures(Result):
     failed: int
 
 
+class DayCount(Result):
+    day: str
+    count: int
+
+
 class Activity(Result):
     firstDay: str
     days: int
@@ -59,6 +67,9 @@ class Activity(Result):
     failuresRead: int
     """How many of the latest failed steps `targets` was counted from."""
     superseded: int
+    supersededDays: list[DayCount]
+    """How many steps were superseded on each day (of the latest `FAILURES_READ` superseded
+    steps), oldest day first."""
 
 
 def count_activity(
@@ -70,77 +81,88 @@ def count_activity(
     if not newest.hits:
         return None
     last_ts = int(searcher.doc(newest.hits[0][1]).get_first("ts") or 0)
-    end = (last_ts // DAY_MS + 1) * DAY_MS
-    start = end - days * DAY_MS
-    window = all_of(steps, int_range(schema, "ts", start, end))
-    failed = all_of(window, term(schema, "ok", "false"))
+    start = (last_ts // DAY_MS + 1 - days) * DAY_MS
+    window = Window(searcher, start, days)
+    failed = all_of(steps, term(schema, "ok", "false"))
     found = searcher.search(failed, limit=FAILURES_READ, order_by_field="ts")
+    superseded = all_of(steps, term(schema, "superseded", "true"))
     return Activity(
         firstDay=datetime.fromtimestamp(start / 1000, UTC).date().isoformat(),
         days=days,
-        steps=count(searcher, window),
-        flows=_flows(searcher, schema, window, failed, start, days),
-        screens=_screens(searcher, schema, window, failed),
+        steps=sum(window.per_day(steps)),
+        flows=_flows(window, schema, steps, failed),
+        screens=_screens(window, schema, steps, failed),
         targets=_targets(searcher, found.hits),
         failuresRead=len(found.hits),
-        superseded=count(searcher, all_of(steps, term(schema, "superseded", "true"))),
+        superseded=count(searcher, superseded),
+        supersededDays=_superseded_days(searcher, superseded),
     )
 
 
-def _terms(searcher: tantivy.Searcher, field_name: str) -> list[str]:
-    return [t for t, _ in searcher.terms_with_prefix(field_name, "", None, TERMS_READ)]
+class Window:
+    """The days counted. A query is counted per day by a histogram aggregation of the `ts` fast
+    field bounded to the window (columnar), never with a range clause: intersecting a range
+    query costs more than the whole histogram."""
 
+    def __init__(self, searcher: tantivy.Searcher, start: int, days: int) -> None:
+        self.searcher = searcher
+        self.start = start
+        self.days = days
 
-def _per_day(searcher: tantivy.Searcher, query: tantivy.Query, start: int, days: int) -> list[int]:
-    """Matching documents per day of the window (a histogram of the `ts` fast field)."""
-    bounds = {"min": start, "max": start + days * DAY_MS - 1}
-    histogram = {"field": "ts", "interval": DAY_MS, "hard_bounds": bounds}
-    buckets = searcher.aggregate(query, {"d": {"histogram": histogram}})["d"]["buckets"]
-    per_day = [0] * days
-    for bucket in buckets:
-        index = (int(bucket["key"]) - start) // DAY_MS
-        if 0 <= index < days:
-            per_day[index] = int(bucket["doc_count"])
-    return per_day
+    def per_day(self, query: tantivy.Query) -> list[int]:
+        bounds = {"min": self.start, "max": self.start + self.days * DAY_MS - 1}
+        histogram = {"field": "ts", "interval": DAY_MS, "hard_bounds": bounds}
+        buckets = self.searcher.aggregate(query, {"d": {"histogram": histogram}})["d"]["buckets"]
+        per_day = [0] * self.days
+        for bucket in buckets:
+            index = (int(bucket["key"]) - self.start) // DAY_MS
+            if 0 <= index < self.days:
+                per_day[index] = int(bucket["doc_count"])
+        return per_day
+
+    def terms(self, field_name: str) -> list[str]:
+        """The values of a raw field (flows, screens) the index holds."""
+        return [t for t, _ in self.searcher.terms_with_prefix(field_name, "", None, TERMS_READ)]
 
 
 def _flows(
-    searcher: tantivy.Searcher,
-    schema: tantivy.Schema,
-    window: tantivy.Query,
-    failed: tantivy.Query,
-    start: int,
-    days: int,
+    window: Window, schema: tantivy.Schema, steps: tantivy.Query, failed: tantivy.Query
 ) -> list[FlowActivity]:
-    totals = {
-        flow: count(searcher, all_of(window, term(schema, "flow_tag", flow)))
-        for flow in _terms(searcher, "flow_tag")
+    """The flows with the most steps in the window, each with its failed steps per day."""
+    per_flow = {
+        flow: window.per_day(all_of(steps, term(schema, "flow_tag", flow)))
+        for flow in window.terms("flow_tag")
     }
-    busiest = sorted((f for f in totals if totals[f]), key=lambda f: (-totals[f], f))
+    busiest = sorted(
+        (f for f in per_flow if any(per_flow[f])), key=lambda f: (-sum(per_flow[f]), f)
+    )
     return [
         FlowActivity(
             flow=flow,
-            steps=_per_day(searcher, all_of(window, term(schema, "flow_tag", flow)), start, days),
-            failed=_per_day(searcher, all_of(failed, term(schema, "flow_tag", flow)), start, days),
+            steps=per_flow[flow],
+            failed=window.per_day(all_of(failed, term(schema, "flow_tag", flow))),
         )
         for flow in busiest[:TOP_FLOWS]
     ]
 
 
 def _screens(
-    searcher: tantivy.Searcher, schema: tantivy.Schema, window: tantivy.Query, failed: tantivy.Query
+    window: Window, schema: tantivy.Schema, steps: tantivy.Query, failed: tantivy.Query
 ) -> list[ScreenFailures]:
-    found = []
-    for name in _terms(searcher, "screen_name"):
-        on = term(schema, "screen_name", name)
-        failures = count(searcher, all_of(failed, on))
-        if failures:
-            found.append(
-                ScreenFailures(
-                    screen=name, failed=failures, steps=count(searcher, all_of(window, on))
-                )
-            )
-    return sorted(found, key=lambda s: (-s.failed, s.screen))[:TOP_SCREENS]
+    """The screens with the most failed steps in the window, with all their steps there."""
+    failures = {
+        name: sum(window.per_day(all_of(failed, term(schema, "screen_name", name))))
+        for name in window.terms("screen_name")
+    }
+    worst = sorted((s for s in failures if failures[s]), key=lambda s: (-failures[s], s))
+    return [
+        ScreenFailures(
+            screen=name,
+            failed=failures[name],
+            steps=sum(window.per_day(all_of(steps, term(schema, "screen_name", name)))),
+        )
+        for name in worst[:TOP_SCREENS]
+    ]
 
 
 def _targets(
@@ -156,3 +178,14 @@ def _targets(
         TargetFailures(screen=screen, target=target, failed=n)
         for (screen, target), n in counts.most_common(TOP_TARGETS)
     ]
+
+
+def _superseded_days(searcher: tantivy.Searcher, superseded: tantivy.Query) -> list[DayCount]:
+    """The days the latest superseded steps were superseded on (their payloads say when)."""
+    found = searcher.search(superseded, limit=FAILURES_READ, order_by_field="ts")
+    days: Counter[str] = Counter()
+    for _, address in found.hits:
+        at = read_payload(searcher.doc(address)).get("supersededAt")
+        if at:
+            days[at[:10]] += 1
+    return [DayCount(day=day, count=n) for day, n in sorted(days.items())]

@@ -55,6 +55,16 @@ class Share:
 
 
 @dataclass
+class ChangeDay:
+    """A day knowledge changed: steps superseded (`length` in `BAR_WIDTH` units), ids renamed."""
+
+    day: str
+    superseded: int
+    length: float
+    renamed: list[RenamedId] = field(default_factory=list)
+
+
+@dataclass
 class Charts:
     first_day: str
     last_day: str
@@ -64,7 +74,7 @@ class Charts:
     flows: list[FlowRow] = field(default_factory=list)
     screens: list[Share] = field(default_factory=list)
     targets: list[Share] = field(default_factory=list)
-    renamed: list[RenamedId] = field(default_factory=list)
+    changes: list[ChangeDay] = field(default_factory=list)
 
 
 async def charts(state: ServerState) -> Charts | None:
@@ -121,5 +131,23 @@ def laid_out(counted: Activity, renamed: list[RenamedId]) -> Charts:
         flows,
         screens,
         targets,
-        renamed,
+        changes(counted, renamed),
     )
+
+
+def changes(counted: Activity, renamed: list[RenamedId]) -> list[ChangeDay]:
+    """The days steps were superseded or testIds renamed, oldest first."""
+    superseded = {d.day: d.count for d in counted.supersededDays}
+    most = max(superseded.values(), default=1)
+    by_day: dict[str, list[RenamedId]] = {}
+    for rename in renamed:
+        by_day.setdefault(rename.since, []).append(rename)
+    return [
+        ChangeDay(
+            day,
+            superseded.get(day, 0),
+            BAR_WIDTH * superseded.get(day, 0) / most,
+            by_day.get(day, []),
+        )
+        for day in sorted(set(superseded) | set(by_day))
+    ]

@@ -4,6 +4,7 @@ per screen, the targets that fail most; the window ends on the newest step's day
 from datetime import timedelta
 
 from engine.history import count_activity
+from engine.index import supersede
 from tests.conftest import FIXED_NOW, Knowledge
 
 NOT_FOUND = ("MM_TARGET_NOT_FOUND", "Element not found")
@@ -45,6 +46,19 @@ def test_activity_counts_days_flows_screens_and_failing_targets(kb: Knowledge) -
         ("swap", "testId: swap-go", 1),
     }
     assert counted.failuresRead == 2
+    assert counted.superseded == 0 and counted.supersededDays == []
+
+
+def test_activity_says_when_steps_were_superseded(kb: Knowledge) -> None:
+    kb.session("mm-hand", flow_tags=["send"])
+    first = kb.step("mm-hand", test_id="a-button")
+    kb.step("mm-hand", test_id="b-button")
+    decision = supersede(kb.store, first, None, "the a-button moved")
+    reader = kb.engine().reader
+    counted = count_activity(reader.searcher(), reader.schema)
+    assert counted is not None and counted.superseded == 1
+    [day] = counted.supersededDays
+    assert day.count == 1 and day.day == decision.supersededAt[:10]
 
 
 def test_an_index_without_steps_has_no_activity(kb: Knowledge) -> None:

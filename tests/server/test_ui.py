@@ -117,7 +117,8 @@ def test_charts_are_drawn_from_the_index(server: UiServer, page: Page) -> None:
     expect(flows.filter(has_text="swap").first).to_be_visible()
     assert page.locator("figure.flow svg rect.worked").count() > 0
     expect(page.locator("#screens-h")).to_be_visible()
-    expect(page.locator("ol.renames")).to_contain_text("token-overview-button-swap")
+    expect(page.locator("ol.changes")).to_contain_text("token-overview-button-swap")
+    expect(page.locator("ol.changes")).to_contain_text("superseded")
     keep(page, "charts")
 
 
