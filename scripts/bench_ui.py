@@ -5,9 +5,10 @@ Usage:
         [--rounds 5] [--queries 20] [--write]
 
 Generates the corpus (scripts/corpus/gen_corpus.py), indexes a private copy of it with `knowhow
-index` (the copy and its index are kept in the work folder for the next run), serves it with `knowhow serve --transport http` and opens each page in Chromium
-(Playwright): from an open tab, as a person goes from page to page, and in a new browser context
-(a new renderer process: the cold case). The time from navigation start to the first contentful
+index` (the copy and its index are kept in the work folder for the next run), serves it with
+`knowhow serve --transport http` and opens each page in Chromium (Playwright): from an open
+tab, as a person goes from page to page, and in a new browser context (a new renderer process:
+the cold case). The time from navigation start to the first contentful
 paint is the server's answer and the browser's rendering together. Each search is a different
 query (the dev queries), so no answer comes from the engine's cache of recent searches. The
 baseline, measured in the same run, is the search page without a query: the same server,
