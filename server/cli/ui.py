@@ -39,6 +39,7 @@ def ui(
     http` for it unless a knowhow server already answers there."""
     from server.cli.serving import serve
     from server.settings import ServerSettings
+    from server.ui import UI_PATH
 
     given: dict[str, Any] = {"transport": "http", "host": host, "port": port}
     try:
@@ -46,7 +47,7 @@ def ui(
     except ValidationError:
         settings = None  # `serve` says which setting is wrong
     if settings is not None:
-        url = f"http://{_authority(settings.host)}:{settings.port}/ui/"
+        url = f"http://{_authority(settings.host)}:{settings.port}{UI_PATH}"
         if _answers(url):
             _show(url, open_browser)
             return

@@ -32,8 +32,6 @@ TIMELINE_PAGE = 200
 """Steps of a session shown at once (the recipe pages the same way)."""
 SCREEN_HISTORY = 100
 """Latest steps taken on a screen that its page lists."""
-SEARCH_FIELDS = ("q", "mode", "types", "flowTag", "screen", "tool", "ok", "sinceHours", "offset")
-"""The query string parameters of the search page (each optional but q)."""
 PAGE_SIZE = 20
 
 
@@ -191,7 +189,7 @@ def _test_ids(history: StepList, renamed: list[RenamedId]) -> list[TestIdSeen]:
 
 
 def page_offset(text: str | None) -> int:
-    """Where a session's page starts (a multiple of `TIMELINE_PAGE`, from the query string)."""
+    """Where a session's page starts (the pager's links step by `TIMELINE_PAGE`)."""
     offset = _number("offset", text or "0")
     if not 0 <= offset <= 100_000_000:
         raise InvalidInput("offset", "must be between 0 and 100000000")
