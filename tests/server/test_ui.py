@@ -156,9 +156,11 @@ def test_a_step_recorded_while_the_page_is_open_appears_without_reload(
 ) -> None:
     shown(page, f"{server.url}/ui/session/{LIVE_SESSION}", "ol.timeline li.step")
     page.evaluate("window.__notReloaded = true")
+    page.locator(".curate summary").first.click()  # a form the reader opened stays open
     server.kb.step(LIVE_SESSION, test_id="appeared-live", screen="home")
     expect(page.locator("ol.timeline")).to_contain_text("appeared-live", timeout=WAIT_MS)
     assert page.evaluate("window.__notReloaded") is True
+    expect(page.locator(".curate details").first).to_have_attribute("open", "")
 
 
 @pytest.mark.skipif(not AXE.exists(), reason="axe-core not installed: make axe (needs npm)")

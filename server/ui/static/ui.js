@@ -15,9 +15,23 @@ async function refreshLiveParts() {
   for (const part of document.querySelectorAll("[data-live]")) {
     const replacement = fresh.getElementById(part.id);
     const typing = part.contains(document.activeElement) && document.activeElement.matches("input, textarea");
-    if (replacement && !typing) part.replaceWith(document.importNode(replacement, true));
+    if (!replacement || typing || replacement.innerHTML === part.innerHTML) continue;
+    // What the reader opened stays open: a step's supersede form, what was visible, a screenshot.
+    const opened = new Set([...part.querySelectorAll("details[open]")].map(openedKey));
+    const redrawn = document.importNode(replacement, true);
+    for (const details of redrawn.querySelectorAll("details")) {
+      if (opened.has(openedKey(details))) details.open = true;
+    }
+    part.replaceWith(redrawn);
   }
   document.dispatchEvent(new Event("knowhow:updated"));
+}
+
+function openedKey(details) {
+  // A <details> by the step it belongs to and its place among that step's.
+  const step = details.closest("[id], [data-step]");
+  const owner = step ? step.id || step.dataset.step : "";
+  return `${owner}:${details.querySelector("summary")?.textContent}`;
 }
 
 async function poll() {
