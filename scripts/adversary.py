@@ -1718,6 +1718,120 @@ async def loopback_origins(arena: Arena) -> Outcome:
     )
 
 
+# -- a flood of costly reads from one client that never reads and leaves --------------------
+FLOOD_CALLS = 300
+FLOOD_STEPS = 3_000
+FLOOD_SESSION = "mm-flood-target"
+FLOOD_HOLD_SECONDS = 5.0
+"""How long the flooding client keeps its connections open (never reading) before it leaves."""
+FLOOD_WATCH_SECONDS = 25.0
+"""How long, from the flood's start, the light client's calls are timed."""
+LIGHT_P95_SECONDS = 1.0
+SESSIONFUL_VERSION = "2025-06-18"
+
+
+async def sessionful_id(http: httpx2.AsyncClient, url: str) -> str:
+    """An MCP session of the session-ful protocol (initialized), as a flooding client opens."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    hello = {"protocolVersion": SESSIONFUL_VERSION, "capabilities": {}, "clientInfo": {"name": "f"}}
+    opened = await http.post(
+        url,
+        headers=headers,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+    )
+    session_id = opened.headers["mcp-session-id"]
+    headers |= {"mcp-session-id": session_id, "mcp-protocol-version": SESSIONFUL_VERSION}
+    await http.post(
+        url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+    )
+    return str(session_id)
+
+
+def unread_calls(port: int, session_id: str, count: int) -> list[socket.socket]:
+    """`count` connections, each sending one whole `summarize` call of the long session and
+    never reading its answer."""
+    flood = []
+    for number in range(count):
+        arguments = {"scope": {"sessionId": FLOOD_SESSION}}
+        params = {"name": "mm_knowledge_summarize", "arguments": arguments}
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": number + 2, "method": "tools/call", "params": params}
+        )
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+            f"mcp-session-id: {session_id}\r\nmcp-protocol-version: {SESSIONFUL_VERSION}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        sock = socket.create_connection(("127.0.0.1", port), 10)
+        with contextlib.suppress(OSError):  # refused beyond the connection bound: fine
+            sock.sendall(head.encode() + body.encode())
+        flood.append(sock)
+    return flood
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def timed_light_calls(arena: Arena, client: Client, until: float) -> list[float]:
+    """Seconds each status call took, called one after another until `until`."""
+    took = []
+    while time.monotonic() < until:
+        started = time.monotonic()
+        await arena.call(client, "mm_knowledge_status", {})
+        took.append(time.monotonic() - started)
+        await anyio.sleep(0.05)
+    return took
+
+
+async def summarize_flood(arena: Arena) -> Outcome:
+    """One client (an MCP session over HTTP) sends 300 concurrent `summarize` calls of a
+    3,000-step session on as many connections, never reads an answer and leaves after 5 s.
+    Another client's status calls must be answered meanwhile (p95 within 1 s), a step it
+    records must be kept, and the server must not go on computing answers for nobody (CPU
+    seconds spent after the flooder left)."""
+    write_long_session(arena.root, FLOOD_SESSION, FLOOD_STEPS)
+    server = arena.http_server()
+    async with arena.http_client(server, mode="legacy") as light:
+        await arena.settle(light, time.monotonic())
+        ready = await arena.call(
+            light, "mm_knowledge_summarize", {"scope": {"sessionId": FLOOD_SESSION}}
+        )
+        session_id = await arena.record(Server(light, server.proc.pid), None, 1)
+        async with httpx2.AsyncClient(timeout=60) as http:
+            flooder = await sessionful_id(http, server.url)
+        started = time.monotonic()
+        async with anyio.create_task_group() as tasks:
+            timings: list[float] = []
+
+            async def watch() -> None:
+                timings.extend(await timed_light_calls(arena, light, started + FLOOD_WATCH_SECONDS))
+
+            tasks.start_soon(watch)
+            flood = await anyio.to_thread.run_sync(unread_calls, server.port, flooder, FLOOD_CALLS)
+            await anyio.sleep(FLOOD_HOLD_SECONDS)
+            for sock in flood:
+                sock.close()
+            left, cpu_left = time.monotonic(), cpu_seconds(server.proc.pid)
+            await arena.record(Server(light, server.proc.pid), session_id, 1)
+        await anyio.sleep(max(0.0, left + 15 - time.monotonic()))
+        wasted = cpu_seconds(server.proc.pid) - cpu_left
+        recover, lost = await arena.settle(light, left)
+    p95 = float(np.percentile(timings, 95)) if timings else float("inf")
+    return arena.verdict(
+        recover,
+        lost,
+        (ready["ok"], "the long session could not be summarized"),
+        (p95 <= LIGHT_P95_SECONDS, f"light calls' p95 {p95:.2f} s during the flood"),
+        (server.proc.poll() is None, "the server died"),
+        note=f"{len(timings)} light status calls during the flood, p95 {p95:.2f} s, max "
+        f"{max(timings, default=0):.2f} s; {wasted:.1f} CPU-s in the 15 s after the flooder left",
+    )
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -1812,6 +1926,11 @@ ATTACKS: list[Attack] = [
     ),
     Attack("KNOWHOW_SYNONYMS=/dev/zero; a malformed synonyms file", "configuration", bad_synonyms),
     Attack("Origin http://[::1] and other loopback origins", "HTTP origins", loopback_origins),
+    Attack(
+        f"{FLOOD_CALLS} unread summarize calls from one HTTP client, which then leaves",
+        "HTTP flood",
+        summarize_flood,
+    ),
 ]
 
 
