@@ -16,7 +16,7 @@ import base64
 import contextlib
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -485,24 +485,26 @@ class IndexWriter:
     def delete_step(self, step_id: str) -> None:
         self.writer.delete_documents_by_term("step_id", step_id)
 
-    def commit(self) -> None:
+    def commit(self, progress: Callable[[], None] | None = None) -> None:
         """Embed the batch's new texts (their vectors are stored before the documents that
-        refer to them become visible), then commit documents and manifest."""
-        self._embed_pending()
+        refer to them become visible), then commit documents and manifest. `progress` is
+        called as embedding goes on (the live writer's lease heartbeat)."""
+        self._embed_pending(progress)
         self.writer.commit()
         self.manifest.apply(self._pending_upserts, self._pending_deletes, self._pending_facts)
         self._pending_upserts.clear()
         self._pending_deletes.clear()
         self._pending_facts.clear()
 
-    def _embed_pending(self) -> None:
+    def _embed_pending(self, progress: Callable[[], None] | None = None) -> None:
         """Vectors for the batch's new texts: copied when the generation this one replaces
         holds them, embedded otherwise; then those pooled from them (`engine.embedding.pooled`),
         copied likewise, else made of their parts' stored vectors."""
         keys = self.vectors.reuse(self._pending_texts)
         if keys:
             try:
-                vectors = embedder_for(len(keys)).embed([self._pending_texts[k] for k in keys])
+                texts = [self._pending_texts[k] for k in keys]
+                vectors = embedder_for(len(keys)).embed(texts, progress)
             except ModelUnavailable as exc:
                 self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
             else:
