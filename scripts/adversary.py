@@ -1718,9 +1718,84 @@ async def loopback_origins(arena: Arena) -> Outcome:
     )
 
 
-# -- a flood of costly reads from one client that never reads and leaves --------------------
+# -- batch steps of 100 actions: answers bounded by size; a flood of costly reads ----------
+BATCH_STEPS = 200
+BATCH_ACTIONS = 100
+BATCH_SESSION = "mm-batches-of-100"
+ANSWER_BYTES = 512_000
+"""What one answer may weigh at most (a page of a summary or of search results)."""
+
+
+def write_batch_session(root: Path, session_id: str, steps: int) -> None:
+    """A session of `steps` `run_steps` batches of BATCH_ACTIONS actions each (typed text of
+    ~900 characters, then a click), written by another program."""
+    folder = root / session_id / "steps"
+    folder.mkdir(parents=True, exist_ok=True)
+    start = datetime(2026, 1, 10, tzinfo=UTC)
+    meta = {"sessionId": session_id, "createdAt": stamp(start), "goal": "fill a long form"}
+    (root / session_id / "session.json").write_bytes(json.dumps(meta).encode())
+    text = "word " * 180
+    for number in range(1, steps + 1):
+        actions: list[dict[str, Any]] = [
+            {"tool": "type", "args": {"testId": f"field-{number}-{k}", "text": f"{k} {text}"}}
+            for k in range(BATCH_ACTIONS - 1)
+        ]
+        actions.append({"tool": "click", "args": {"testId": f"form-submit-{number}"}})
+        record = {
+            "timestamp": stamp(start + timedelta(seconds=2 * number)),
+            "sessionId": session_id,
+            "tool": {"name": "run_steps", "input": {"steps": actions, "stopOnError": False}},
+            "outcome": {"ok": True},
+            "observation": {"state": {"currentScreen": "home"}},
+        }
+        (folder / f"{number:04d}-run_steps.json").write_bytes(json.dumps(record).encode())
+
+
+async def paged(
+    arena: Arena, client: Client, tool: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int]:
+    """Every page of an answer (following `nextOffset`), and the largest page's bytes."""
+    pages, largest, offset = [], 0, 0
+    while offset is not None and len(pages) < 1_000:
+        envelope = await arena.call(client, tool, {**args, "offset": offset})
+        if not envelope["ok"]:
+            break
+        pages.append(envelope["result"])
+        largest = max(largest, len(json.dumps(envelope)))
+        following = envelope["result"].get("nextOffset")
+        offset = following if following is not None and following > offset else None
+    return pages, largest
+
+
+async def batch_answers(arena: Arena) -> Outcome:
+    """200 batch steps of 100 actions each (typed text, then a click): every page of their
+    summary and of a search with limit 100 must stay within 512 kB, and paging must list every
+    action (summary) and every step (search) exactly once."""
+    write_batch_session(arena.root, BATCH_SESSION, BATCH_STEPS)
+    server = await arena.server()
+    await arena.settle(server.client, time.monotonic())
+    scope = {"scope": {"sessionId": BATCH_SESSION}}
+    recipe, recipe_bytes = await paged(arena, server.client, "mm_knowledge_summarize", scope)
+    listed = [(a["stepId"], a.get("batchIndex")) for page in recipe for a in page["actions"]]
+    query = {"query": "form submit", "limit": 100, "scope": "all"}
+    found, found_bytes = await paged(arena, server.client, "mm_knowledge_search", query)
+    steps = [r["stepId"] for page in found for r in page["results"]]
+    every = BATCH_STEPS * BATCH_ACTIONS
+    return arena.verdict(
+        None,
+        0,
+        (recipe_bytes <= ANSWER_BYTES, f"a summary page of {recipe_bytes:,} bytes"),
+        (found_bytes <= ANSWER_BYTES, f"a search page of {found_bytes:,} bytes"),
+        (len(set(listed)) == len(listed) == every, f"summary pages list {len(listed):,} actions"),
+        (len(set(steps)) == len(steps) == BATCH_STEPS, f"search pages list {len(steps)} steps"),
+        note=f"summary: {len(recipe)} pages, largest {recipe_bytes:,} bytes, {len(listed):,} of "
+        f"{every:,} actions; search (limit 100): {len(found)} pages, largest {found_bytes:,} "
+        f"bytes, {len(steps)} of {BATCH_STEPS} steps",
+        needs_recovery=False,
+    )
+
+
 FLOOD_CALLS = 300
-FLOOD_STEPS = 3_000
 FLOOD_SESSION = "mm-flood-target"
 FLOOD_HOLD_SECONDS = 5.0
 """How long the flooding client keeps its connections open (never reading) before it leaves."""
@@ -1805,11 +1880,11 @@ async def timed_light_calls(arena: Arena, client: Client, until: float) -> tuple
 
 async def summarize_flood(arena: Arena) -> Outcome:
     """One client (an MCP session over HTTP) sends 300 concurrent `summarize` calls of a
-    3,000-step session on as many connections, never reads an answer and leaves after 5 s.
-    Another client's status calls must be answered meanwhile (p95 within 1 s), a step it
-    records must be kept, and the server must not go on computing answers for nobody (CPU
-    seconds spent after the flooder left)."""
-    write_long_session(arena.root, FLOOD_SESSION, FLOOD_STEPS)
+    session of 200 batch steps of 100 actions on as many connections, never reads an answer
+    and leaves after 5 s. Another client's status calls must be answered meanwhile (p95 within
+    1 s), a step it records must be kept, and the server must not go on computing answers for
+    nobody (CPU seconds spent after the flooder left)."""
+    write_batch_session(arena.root, FLOOD_SESSION, BATCH_STEPS)
     # connections are bounded on their own (one more is answered 503): room for the flood's
     server = arena.http_server(KNOWHOW_HTTP_MAX_CONNECTIONS=str(FLOOD_CALLS * 2))
     async with arena.http_client(server, mode="legacy") as light:
@@ -1948,6 +2023,11 @@ ATTACKS: list[Attack] = [
     ),
     Attack("KNOWHOW_SYNONYMS=/dev/zero; a malformed synonyms file", "configuration", bad_synonyms),
     Attack("Origin http://[::1] and other loopback origins", "HTTP origins", loopback_origins),
+    Attack(
+        f"{BATCH_STEPS} batch steps of {BATCH_ACTIONS} actions: summary and search pages",
+        "answer size",
+        batch_answers,
+    ),
     Attack(
         f"{FLOOD_CALLS} unread summarize calls from one HTTP client, which then leaves",
         "HTTP flood",

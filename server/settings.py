@@ -33,7 +33,7 @@ class ServerSettings(Settings):
     HTTP_REQUEST_SECONDS  time a client has to send a whole request, headers and body
                           (default 10); a connection still sending then is closed
     QUERIES_RUNNING       reads (search, summarize, …) computed at once, by all clients
-                          (default 4); the others wait their turn
+                          (default 2); the others wait their turn
     QUERIES_WAITING       reads waiting for a turn (default 64); one more is refused with
                           MM_BUSY at once
     CLIENT_QUERIES        reads one HTTP client (MCP session) has running or waiting
@@ -54,7 +54,7 @@ class ServerSettings(Settings):
     http_max_sessions: int = Field(default=10_000, ge=1)
     http_max_connections: int = Field(default=256, ge=1)
     http_request_seconds: float = Field(default=10.0, gt=0)
-    queries_running: int = Field(default=4, ge=1, le=256)
+    queries_running: int = Field(default=2, ge=1, le=256)
     queries_waiting: int = Field(default=64, ge=0, le=100_000)
     client_queries: int = Field(default=8, ge=1, le=100_000)
     tool_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_]{0,32}$")

@@ -67,6 +67,7 @@ from engine.index.payload import (
     known_actions,
     read_payload,
 )
+from engine.index.read_only import folder_read_only
 from engine.index.renamed_ids import (
     RENAMES_FILE,
     RenamedId,
@@ -163,6 +164,7 @@ __all__ = [
     "ensure_index",
     "field_text",
     "first_value",
+    "folder_read_only",
     "hit_count",
     "int_range",
     "is_observation_text",

@@ -40,6 +40,7 @@ from engine.index.clauses import all_of, count, term
 from engine.index.doc_store_pages import StoreMappings, store_files
 from engine.index.generation_locks import BuildLock, GenerationHold, remove_unheld
 from engine.index.integrity import TANTIVY_META
+from engine.index.read_only import tantivy_folder
 from engine.index.schema import DOC_STEP, SCHEMA_VERSION, build_schema
 from engine.index.step_texts import EMBED_TEXTS, POOLED_TEXTS
 
@@ -296,7 +297,7 @@ class IndexReader:
             meta = _tantivy_meta(path)
             self.commit = commit_digest(meta)
             try:
-                self.index = tantivy.Index.open(str(path))
+                self.index = tantivy.Index.open(str(tantivy_folder(path)))
             except ValueError as exc:
                 raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
             self.index.config_reader(reload_policy="manual", num_warmers=0)

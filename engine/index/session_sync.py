@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from engine.index.documents import SessionContext, session_documents, step_documents
 from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_documents
 from engine.index.indexer import SyncReport
+from engine.index.read_only import read_manifest_connection
 from engine.records import (
     FileSig,
     Frontier,
@@ -308,7 +309,7 @@ def read_manifest(generation: Path | None) -> dict[str, str]:
     path = generation / MANIFEST_FILE if generation else None
     if path is None or not path.exists():
         return {}
-    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    conn = read_manifest_connection(path)
     try:
         return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
     except sqlite3.Error:
