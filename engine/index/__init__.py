@@ -5,6 +5,7 @@ per-session sync, the files skipped, and the supersede decisions written beside 
 Imports `engine.core`, `engine.records` and `engine.embedding`.
 """
 
+from engine.index.awaiting_vectors import AWAITING_FILE, read_awaiting
 from engine.index.batch_steps import analyse_batch
 from engine.index.clauses import (
     all_of,
@@ -113,6 +114,7 @@ from engine.index.supersede_decisions import (
 )
 
 __all__ = [
+    "AWAITING_FILE",
     "DAMAGE_FILE",
     "DOCSTORE_BLOCK_BYTES",
     "DOC_SESSION",
@@ -177,6 +179,7 @@ __all__ = [
     "other_space",
     "prepare_session",
     "rank_record",
+    "read_awaiting",
     "read_manifest",
     "read_payload",
     "read_rank_record",

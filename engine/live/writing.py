@@ -168,15 +168,17 @@ class LiveWriter:
         return report
 
     def reconcile(self) -> None:
-        """Index whatever changed while nobody was watching (start, takeover, safety net)."""
+        """Index whatever changed while nobody was watching (start, takeover, safety net), and
+        embed the texts an earlier writer could not (its model did not load)."""
         if self._writer is None:
             return
         try:
             changed = self._listings.differing(self._writer.manifest.signatures(), fresh=True)
+            awaiting = self._writer.awaits_vectors()
         except Exception as exc:
             self._failures.note("comparing the index with the files", exc)
             return
-        if changed:
+        if changed or awaiting:
             self.apply(set(changed))
 
     def apply(self, session_ids: set[str]) -> None:
