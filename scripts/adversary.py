@@ -1934,6 +1934,181 @@ async def summarize_flood(arena: Arena) -> Outcome:
     )
 
 
+# -- a read-only index, a writer without its model, one large session ----------------------
+READ_ONLY_MOUNT = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"'
+"""Run in `unshare -m sh -c`: the folder `$0` read-only (a bind mount) for the command after."""
+NO_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+"""Root without the capabilities that let it write where file modes say no."""
+
+
+@asynccontextmanager
+async def stdio_server_of(
+    arena: Arena, root: Path, index: Path, env: dict[str, str], wrap: list[str]
+) -> AsyncIterator[Server]:
+    """A `knowhow serve` (stdio) on `root` and `index`, its command after `wrap`, stopped when
+    the block ends (not with the attack: these attacks start servers one after the other)."""
+    command, *args = [*wrap, *knowhow_cmd(), "serve", "--root", str(root), "--index", str(index)]
+    params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=env)
+    with (arena.work / "server.log").open("a") as log:
+        async with Client(stdio_client(params, errlog=log)) as client:
+            status = await arena.call(client, "mm_knowledge_status", {})
+            yield Server(client, int(status["result"]["pid"]))
+
+
+def read_only_wrap(folder: Path) -> tuple[list[str], str]:
+    """How to start a process to which `folder` is read-only, and which way it is: a read-only
+    bind mount in a mount namespace of its own (root), else file modes (and, for root, no
+    capability overriding them)."""
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            os.chmod(Path(base) / name, 0o444)
+    for base, _dirs, _files in os.walk(folder, topdown=False):
+        os.chmod(base, 0o555)
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False)
+    if probe.returncode == 0:
+        return ["unshare", "-m", "sh", "-c", READ_ONLY_MOUNT, str(folder)], "read-only mount"
+    if os.geteuid() == 0:
+        return NO_OVERRIDE, "file modes, root without CAP_DAC_OVERRIDE"
+    return [], "file modes"
+
+
+async def read_only_index(arena: Arena) -> Outcome:
+    """An index and root copied to a read-only mount (a CI artifact): a server on it must
+    answer searches from the index as it is and say `read-only` in status, not
+    MM_INDEX_UNAVAILABLE promising a rebuild that cannot happen there."""
+    write_long_session(arena.root, LONG_SESSION, 20)
+    built = run_cli(arena, "index", "--json")
+    built.communicate(timeout=300)
+    shared = arena.work / "shared"
+    shutil.copytree(arena.root, shared / "root")
+    shutil.copytree(arena.index, shared / "index")
+    wrap, how = read_only_wrap(shared)
+    try:
+        async with stdio_server_of(
+            arena, shared / "root", shared / "index", arena.env, wrap
+        ) as server:
+            query = {"query": "button", "limit": 5}
+            found = await arena.call(server.client, "mm_knowledge_search", query)
+            status = (await arena.call(server.client, "mm_knowledge_status", {}))["result"]
+    finally:
+        for base, _dirs, _files in os.walk(shared):
+            os.chmod(base, 0o755)
+    results = len(found["result"]["results"]) if found["ok"] else 0
+    said = found["error"]["code"] if not found["ok"] else f"{results} results"
+    return arena.verdict(
+        None,
+        0,
+        (results > 0, f"search answered {said}"),
+        (status["health"] == "read-only", f"status said {status['health']}"),
+        note=f"({how}) search: {said}; status: {status['health']}",
+        needs_recovery=False,
+    )
+
+
+async def vectors_of(arena: Arena, server: Server) -> tuple[int, int, str | None]:
+    """Vectors the index holds, texts awaiting theirs, and why search is degraded."""
+    status = (await arena.call(server.client, "mm_knowledge_status", {}))["result"]
+    semantic = status.get("semantic") or {}
+    return semantic.get("vectors", 0), semantic.get("awaitingVectors", 0), semantic.get("degraded")
+
+
+async def damaged_model_writer(arena: Arena) -> Outcome:
+    """A healthy server builds the index; then a server whose model file is damaged holds
+    the writer lease while 10 steps are recorded; then a healthy server takes over. Its status
+    must say vectors are missing while they are, and it must embed them (the steps found by a
+    `semantic` search)."""
+    damaged = arena.work / "damaged-model.onnx"
+    damaged.write_bytes(os.urandom(1 << 16))
+    healthy = arena.env
+    async with stdio_server_of(arena, arena.root, arena.index, healthy, []) as first:
+        await arena.record(first, None, 1)
+        await arena.settle(first.client, time.monotonic())
+        before, _, _ = await vectors_of(arena, first)
+    async with stdio_server_of(
+        arena, arena.root, arena.index, {**healthy, "KNOWHOW_MODEL_PATH": str(damaged)}, []
+    ) as broken:
+        started = await arena.call(
+            broken.client, "mm_knowledge_start_session", {"goal": "swap", "flowTags": ["swap"]}
+        )
+        swap_session = started["result"]["sessionId"]
+        for number in range(10):
+            step = {
+                "sessionId": swap_session,
+                "tool": {"name": "mm_click", "target": {"testId": f"swap-review-quote-{number}"}},
+                "outcome": {"ok": True},
+            }
+            recorded = await arena.call(broken.client, "mm_knowledge_record_step", step)
+            arena.recorded.setdefault(swap_session, []).append(recorded["result"]["stepId"])
+        await arena.settle(broken.client, time.monotonic())
+    async with stdio_server_of(arena, arena.root, arena.index, healthy, []) as server:
+        _, awaiting, degraded = await vectors_of(arena, server)
+        attacked = time.monotonic()
+        deadline = attacked + SETTLE_SECONDS
+        filled = None
+        while time.monotonic() < deadline:
+            vectors, left, _ = await vectors_of(arena, server)
+            if vectors > before and not left:
+                filled = round(time.monotonic() - attacked, 2)
+                break
+            await anyio.sleep(POLL_SECONDS * 4)
+        query = {"query": "swap review quote", "mode": "semantic", "limit": 20}
+        found = await arena.call(server.client, "mm_knowledge_search", query)
+        hits = {r["stepId"] for r in found["result"]["results"]} if found["ok"] else set()
+        by_meaning = len(hits & set(arena.recorded[swap_session]))
+        _, lost = await arena.settle(server.client, attacked)
+    return arena.verdict(
+        filled,
+        lost,
+        (bool(awaiting) and bool(degraded), "status did not say vectors were missing"),
+        (by_meaning > 0, "no step of the damaged writer is found by meaning"),
+        note=f"status before the takeover: {awaiting} texts awaiting vectors, degraded; filled "
+        f"after {filled} s; {by_meaning} of 10 found by a semantic search",
+    )
+
+
+BIG_SESSION_STEPS = 6_000
+BIG_STALL_SECONDS = 8.0
+
+
+async def big_session_lease(arena: Arena) -> Outcome:
+    """A 6,000-step session written at once by another program while two servers serve
+    (stall limit 8 s): the writer must keep its lease while it indexes it (the standby never
+    takes over), nothing is rebuilt, and every step becomes searchable."""
+    env = {**arena.env, "KNOWHOW_WRITER_STALL_SECONDS": str(BIG_STALL_SECONDS)}
+    async with (
+        stdio_server_of(arena, arena.root, arena.index, env, []) as writer,
+        stdio_server_of(arena, arena.root, arena.index, env, []) as standby,
+    ):
+        session_id = await arena.record(writer, None, 2)
+        await arena.settle(writer.client, time.monotonic())
+        attacked = time.monotonic()
+        big = "mm-big-at-once"
+        write_long_session(arena.root, big, BIG_SESSION_STEPS)
+        indexed = None
+        while time.monotonic() < attacked + SETTLE_SECONDS * 3:
+            listed = await arena.call(
+                standby.client, "mm_knowledge_last", {"n": 1, "scope": {"sessionId": big}}
+            )
+            if listed["ok"] and listed["result"]["total"] >= BIG_SESSION_STEPS:
+                indexed = round(time.monotonic() - attacked, 2)
+                break
+            await anyio.sleep(POLL_SECONDS * 10)
+        await arena.record(writer, session_id, 1)
+        _, lost = await arena.settle(standby.client, attacked)
+        first = (await arena.call(writer.client, "mm_knowledge_status", {}))["result"]
+        second = (await arena.call(standby.client, "mm_knowledge_status", {}))["result"]
+    rebuilds = first["live"]["rebuilds"] + second["live"]["rebuilds"]
+    taken = second["live"]["takeovers"]
+    return arena.verdict(
+        indexed,
+        lost,
+        (taken == 0, f"the standby took the lease {taken} times"),
+        (rebuilds <= 1, f"{rebuilds} rebuilds"),  # the first writer's build of a new index
+        note=f"{BIG_SESSION_STEPS:,} steps indexed after {indexed} s; standby takeovers "
+        f"{taken}, rebuilds {rebuilds} (the first: the new index)",
+    )
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -2037,6 +2212,17 @@ ATTACKS: list[Attack] = [
         f"{FLOOD_CALLS} unread summarize calls from one HTTP client, which then leaves",
         "HTTP flood",
         summarize_flood,
+    ),
+    Attack("index and root on a read-only mount", "read-only index", read_only_index),
+    Attack(
+        "writer with a damaged model file records 10 steps, then a healthy one takes over",
+        "vectors",
+        damaged_model_writer,
+    ),
+    Attack(
+        f"{BIG_SESSION_STEPS:,}-step session written at once, stall limit {BIG_STALL_SECONDS:g} s",
+        "writer lease",
+        big_session_lease,
     ),
 ]
 
