@@ -64,14 +64,21 @@ class Workload:
         self._admit(client)
         self._of_client[client] += 1
         try:
+            answers: list[T] = []
+            failures: list[Exception] = []
             with anyio.CancelScope() as scope:
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(_cancel_when_gone, gone, scope)
                     try:
-                        return await anyio.to_thread.run_sync(action, limiter=self.threads)
-                    finally:
-                        tasks.cancel_scope.cancel()
-            raise ClientGone("the client disconnected before this call ran")
+                        answers.append(await anyio.to_thread.run_sync(action, limiter=self.threads))
+                    except Exception as exc:  # raised as itself, not in the task group's group
+                        failures.append(exc)
+                    tasks.cancel_scope.cancel()
+            if failures:
+                raise failures[0]
+            if not answers:
+                raise ClientGone("the client disconnected before this call ran")
+            return answers[0]
         finally:
             self._of_client[client] -= 1
             if not self._of_client[client]:

@@ -14,6 +14,7 @@ import anyio.to_thread
 import pytest
 from starlette.requests import Request
 
+from engine import NotFound
 from server.workload import Busy, ClientGone, Workload, connection_gone, never_gone
 
 pytestmark = pytest.mark.anyio
@@ -114,3 +115,16 @@ async def test_an_http_call_knows_when_its_connection_closed() -> None:
     gone: Callable[[], Awaitable[bool]] = connection_gone(request)
     assert await gone()
     assert not await connection_gone(object())()
+
+
+async def test_an_error_of_a_read_reaches_its_caller_as_itself() -> None:
+    """A read's `KnowhowError` (an unknown session, say) must stay the error it is: the tool
+    answers with its code, not with an internal error."""
+    workload = Workload(in_all=1, per_client=1, waiting=0)
+
+    def unknown() -> str:
+        raise NotFound("no session 'mm-x'")
+
+    with pytest.raises(NotFound, match="mm-x"):
+        await workload.run("a", never_gone, unknown)
+    assert await workload.run("a", never_gone, lambda: "next") == "next"
