@@ -1947,7 +1947,8 @@ async def stdio_server_of(
 ) -> AsyncIterator[Server]:
     """A `knowhow serve` (stdio) on `root` and `index`, its command after `wrap`, stopped when
     the block ends (not with the attack: these attacks start servers one after the other)."""
-    command, *args = [*wrap, *knowhow_cmd(), "serve", "--root", str(root), "--index", str(index)]
+    serve = ["serve", "--root", str(root), "--index", str(index), "--create-root"]
+    command, *args = [*wrap, *knowhow_cmd(), *serve]
     params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=env)
     with (arena.work / "server.log").open("a") as log:
         async with Client(stdio_client(params, errlog=log)) as client:
