@@ -2015,9 +2015,9 @@ async def vectors_of(arena: Arena, server: Server) -> tuple[int, int, str | None
 
 async def damaged_model_writer(arena: Arena) -> Outcome:
     """A healthy server builds the index; then a server whose model file is damaged holds
-    the writer lease while 10 steps are recorded; then a healthy server takes over. Its status
-    must say vectors are missing while they are, and it must embed them (the steps found by a
-    `semantic` search)."""
+    the writer lease while 10 steps are recorded, a healthy server beside it as standby. The
+    standby's status must say vectors are missing; once the damaged writer stops, the standby
+    takes over and must embed them (the steps found by a `semantic` search)."""
     damaged = arena.work / "damaged-model.onnx"
     damaged.write_bytes(os.urandom(1 << 16))
     healthy = arena.env
@@ -2025,28 +2025,23 @@ async def damaged_model_writer(arena: Arena) -> Outcome:
         await arena.record(first, None, 1)
         await arena.settle(first.client, time.monotonic())
         before, _, _ = await vectors_of(arena, first)
-    async with stdio_server_of(
-        arena, arena.root, arena.index, {**healthy, "KNOWHOW_MODEL_PATH": str(damaged)}, []
-    ) as broken:
-        started = await arena.call(
-            broken.client, "mm_knowledge_start_session", {"goal": "swap", "flowTags": ["swap"]}
+    async with AsyncExitStack() as stack:
+        broken = await stack.enter_async_context(
+            stdio_server_of(
+                arena, arena.root, arena.index, {**healthy, "KNOWHOW_MODEL_PATH": str(damaged)}, []
+            )
         )
-        swap_session = started["result"]["sessionId"]
-        for number in range(10):
-            step = {
-                "sessionId": swap_session,
-                "tool": {"name": "mm_click", "target": {"testId": f"swap-review-quote-{number}"}},
-                "outcome": {"ok": True},
-            }
-            recorded = await arena.call(broken.client, "mm_knowledge_record_step", step)
-            arena.recorded.setdefault(swap_session, []).append(recorded["result"]["stepId"])
-        await arena.settle(broken.client, time.monotonic())
+        standby = await stack.enter_async_context(
+            stdio_server_of(arena, arena.root, arena.index, healthy, [])
+        )
+        swap_session = await damaged_writer_records(arena, broken)
+        await arena.settle(standby.client, time.monotonic())
+        _, awaiting, degraded = await vectors_of(arena, standby)
+        await stack.aclose()  # both stop; the standby is restarted alone below
     async with stdio_server_of(arena, arena.root, arena.index, healthy, []) as server:
-        _, awaiting, degraded = await vectors_of(arena, server)
         attacked = time.monotonic()
-        deadline = attacked + SETTLE_SECONDS
         filled = None
-        while time.monotonic() < deadline:
+        while time.monotonic() < attacked + SETTLE_SECONDS:
             vectors, left, _ = await vectors_of(arena, server)
             if vectors > before and not left:
                 filled = round(time.monotonic() - attacked, 2)
@@ -2060,11 +2055,28 @@ async def damaged_model_writer(arena: Arena) -> Outcome:
     return arena.verdict(
         filled,
         lost,
-        (bool(awaiting) and bool(degraded), "status did not say vectors were missing"),
+        (bool(awaiting) and bool(degraded), "the standby's status said nothing was missing"),
         (by_meaning > 0, "no step of the damaged writer is found by meaning"),
-        note=f"status before the takeover: {awaiting} texts awaiting vectors, degraded; filled "
-        f"after {filled} s; {by_meaning} of 10 found by a semantic search",
+        note=f"standby's status meanwhile: {awaiting} texts awaiting vectors, degraded; filled "
+        f"{filled} s after a healthy writer started; {by_meaning} of 10 found by meaning",
     )
+
+
+async def damaged_writer_records(arena: Arena, broken: Server) -> str:
+    """Ten clicks recorded through the writer whose model is damaged; returns their session."""
+    started = await arena.call(
+        broken.client, "mm_knowledge_start_session", {"goal": "swap", "flowTags": ["swap"]}
+    )
+    swap_session = str(started["result"]["sessionId"])
+    for number in range(10):
+        step = {
+            "sessionId": swap_session,
+            "tool": {"name": "mm_click", "target": {"testId": f"swap-review-quote-{number}"}},
+            "outcome": {"ok": True},
+        }
+        recorded = await arena.call(broken.client, "mm_knowledge_record_step", step)
+        arena.recorded.setdefault(swap_session, []).append(recorded["result"]["stepId"])
+    return swap_session
 
 
 BIG_SESSION_STEPS = 6_000
@@ -2087,10 +2099,12 @@ async def big_session_lease(arena: Arena) -> Outcome:
         write_long_session(arena.root, big, BIG_SESSION_STEPS)
         indexed = None
         while time.monotonic() < attacked + SETTLE_SECONDS * 3:
+            status = await arena.call(standby.client, "mm_knowledge_status", {})
             listed = await arena.call(
                 standby.client, "mm_knowledge_last", {"n": 1, "scope": {"sessionId": big}}
             )
-            if listed["ok"] and listed["result"]["total"] >= BIG_SESSION_STEPS:
+            lag = status["result"]["indexLag"]["pendingSessions"] if status["ok"] else None
+            if lag == 0 and listed["ok"] and listed["result"]["total"]:
                 indexed = round(time.monotonic() - attacked, 2)
                 break
             await anyio.sleep(POLL_SECONDS * 10)
