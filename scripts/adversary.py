@@ -2083,10 +2083,30 @@ BIG_SESSION_STEPS = 6_000
 BIG_STALL_SECONDS = 8.0
 
 
+def write_unique_session(root: Path, session_id: str, steps: int) -> None:
+    """A session of `steps` clicks, each on a control of its own (a text of its own to embed),
+    written by another program."""
+    folder = root / session_id / "steps"
+    folder.mkdir(parents=True, exist_ok=True)
+    start = datetime(2026, 1, 10, tzinfo=UTC)
+    meta = {"sessionId": session_id, "createdAt": stamp(start), "goal": "fill a long form"}
+    (root / session_id / "session.json").write_bytes(json.dumps(meta).encode())
+    for number in range(1, steps + 1):
+        record = {
+            "timestamp": stamp(start + timedelta(seconds=2 * number)),
+            "sessionId": session_id,
+            "tool": {"name": "mm_click", "target": {"testId": f"form-{number}-field-{number}"}},
+            "outcome": {"ok": True},
+            "observation": {"state": {"currentScreen": f"form-page-{number % 50}"}},
+        }
+        (folder / f"{number:04d}-mm_click.json").write_bytes(json.dumps(record).encode())
+
+
 async def big_session_lease(arena: Arena) -> Outcome:
-    """A 6,000-step session written at once by another program while two servers serve
-    (stall limit 8 s): the writer must keep its lease while it indexes it (the standby never
-    takes over), nothing is rebuilt, and every step becomes searchable."""
+    """A 6,000-step session (every step a text of its own to embed) written at once by
+    another program while two servers serve (stall limit 8 s): the writer must keep its lease
+    while it indexes it (the standby never takes over), nothing is rebuilt, and every step
+    becomes searchable."""
     env = {**arena.env, "KNOWHOW_WRITER_STALL_SECONDS": str(BIG_STALL_SECONDS)}
     async with (
         stdio_server_of(arena, arena.root, arena.index, env, []) as writer,
@@ -2096,7 +2116,7 @@ async def big_session_lease(arena: Arena) -> Outcome:
         await arena.settle(writer.client, time.monotonic())
         attacked = time.monotonic()
         big = "mm-big-at-once"
-        write_long_session(arena.root, big, BIG_SESSION_STEPS)
+        write_unique_session(arena.root, big, BIG_SESSION_STEPS)
         indexed = None
         while time.monotonic() < attacked + SETTLE_SECONDS * 3:
             status = await arena.call(standby.client, "mm_knowledge_status", {})
