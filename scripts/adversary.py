@@ -1726,14 +1726,21 @@ ANSWER_BYTES = 512_000
 """What one answer may weigh at most (a page of a summary or of search results)."""
 
 
-def write_batch_session(root: Path, session_id: str, steps: int) -> None:
-    """A session of `steps` `run_steps` batches of BATCH_ACTIONS actions each (typed text of
-    ~900 characters, then a click), written by another program."""
+def form_session(root: Path, session_id: str) -> tuple[Path, datetime]:
+    """A session folder as another program writes it: its `session.json` (goal "fill a long
+    form"); returns its steps folder and its start."""
     folder = root / session_id / "steps"
     folder.mkdir(parents=True, exist_ok=True)
     start = datetime(2026, 1, 10, tzinfo=UTC)
     meta = {"sessionId": session_id, "createdAt": stamp(start), "goal": "fill a long form"}
     (root / session_id / "session.json").write_bytes(json.dumps(meta).encode())
+    return folder, start
+
+
+def write_batch_session(root: Path, session_id: str, steps: int) -> None:
+    """A session of `steps` `run_steps` batches of BATCH_ACTIONS actions each (typed text of
+    ~900 characters, then a click), written by another program."""
+    folder, start = form_session(root, session_id)
     text = "word " * 180
     for number in range(1, steps + 1):
         actions: list[dict[str, Any]] = [
@@ -2086,11 +2093,7 @@ BIG_STALL_SECONDS = 8.0
 def write_unique_session(root: Path, session_id: str, steps: int) -> None:
     """A session of `steps` clicks, each on a control of its own (a text of its own to embed),
     written by another program."""
-    folder = root / session_id / "steps"
-    folder.mkdir(parents=True, exist_ok=True)
-    start = datetime(2026, 1, 10, tzinfo=UTC)
-    meta = {"sessionId": session_id, "createdAt": stamp(start), "goal": "fill a long form"}
-    (root / session_id / "session.json").write_bytes(json.dumps(meta).encode())
+    folder, start = form_session(root, session_id)
     for number in range(1, steps + 1):
         record = {
             "timestamp": stamp(start + timedelta(seconds=2 * number)),

@@ -88,14 +88,8 @@ def probe(place: Path) -> dict[str, object]:
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: file modes cannot stop this process")
         prefix = NO_OVERRIDE
-    done = subprocess.run(
-        [*prefix, sys.executable, "-c", PROBE, str(place / "root"), str(place / "index")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    command = [*prefix, sys.executable, "-c", PROBE, str(place / "root"), str(place / "index")]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

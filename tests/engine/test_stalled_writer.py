@@ -74,6 +74,16 @@ def blocked_writer(
     writer.close()
 
 
+def standby_of_a_blocked_batch(
+    store: KnowledgeStore, index_dir: Path, test_id: str
+) -> tuple[Path | None, LiveIndex]:
+    """The generation before, and a standby (not started), once a step (clicking `test_id`)
+    was recorded that the blocked writer's next batch takes."""
+    first = IndexLayout(index_dir).current()
+    store.record_step(step("mm-first1", test_id))
+    return first, live_index(store, index_dir)
+
+
 def test_a_writer_blocked_forever_is_replaced_and_steps_down_when_it_wakes(
     blocked_writer: tuple[LiveIndex, threading.Event],
     store: KnowledgeStore,
@@ -81,9 +91,7 @@ def test_a_writer_blocked_forever_is_replaced_and_steps_down_when_it_wakes(
     engine: KnowledgeEngine,
 ) -> None:
     stuck, release = blocked_writer
-    first = IndexLayout(index_dir).current()
-    store.record_step(step("mm-first1", "blocks-the-writer"))
-    standby = live_index(store, index_dir)
+    first, standby = standby_of_a_blocked_batch(store, index_dir, "blocks-the-writer")
     try:
         assert standby.start(wait=10)
         wait_for(lambda: standby.is_writer)
@@ -142,9 +150,7 @@ def test_a_standby_that_took_over_a_busy_writer_keeps_its_intact_generation(
     """The holder was busy, not stopped: once it wakes it steps down and lets go of the
     generation, and the standby writes that generation, rebuilding nothing."""
     busy, release = blocked_writer
-    first = IndexLayout(index_dir).current()
-    store.record_step(step("mm-first1", "keeps-the-writer-busy"))
-    standby = live_index(store, index_dir)
+    first, standby = standby_of_a_blocked_batch(store, index_dir, "keeps-the-writer-busy")
     try:
         assert standby.start(wait=10)
         wait_for(lambda: standby._lease.held)
