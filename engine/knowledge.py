@@ -72,6 +72,7 @@ from engine.index import (
     count,
     is_panic,
     other_space,
+    read_awaiting,
     report_damage,
     reported_damage,
     term,
@@ -257,12 +258,21 @@ class KnowledgeEngine:
         vectors = self._kept.last_vectors
         if vectors is not None:
             vectors.refresh()
+        awaiting = len(read_awaiting(self.reader.path))
+        degraded = leg if isinstance(leg, str) else None
+        if degraded is None and awaiting:
+            degraded = (
+                f"{awaiting:,} texts of the index have no vectors yet (a writer could not load "
+                "the embedding model): search finds them by keywords only until a writer that "
+                "can embed them does, on its next commit or reconcile"
+            )
         return {
             "model": MODEL_ID,
             "dimension": DIMENSION,
             "vectors": len(vectors.keys) if vectors is not None else 0,
+            "awaitingVectors": awaiting,
             "modeUsed": "keyword" if isinstance(leg, str) else "hybrid",
-            "degraded": leg if isinstance(leg, str) else None,
+            "degraded": degraded,
             "lastDegraded": self._last_degraded,
             "integerProducts": None
             if isinstance(leg, str)

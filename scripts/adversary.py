@@ -1718,6 +1718,435 @@ async def loopback_origins(arena: Arena) -> Outcome:
     )
 
 
+# -- batch steps of 100 actions: answers bounded by size; a flood of costly reads ----------
+BATCH_STEPS = 200
+BATCH_ACTIONS = 100
+BATCH_SESSION = "mm-batches-of-100"
+ANSWER_BYTES = 512_000
+"""What one answer may weigh at most (a page of a summary or of search results)."""
+
+
+def form_session(root: Path, session_id: str) -> tuple[Path, datetime]:
+    """A session folder as another program writes it: its `session.json` (goal "fill a long
+    form"); returns its steps folder and its start."""
+    folder = root / session_id / "steps"
+    folder.mkdir(parents=True, exist_ok=True)
+    start = datetime(2026, 1, 10, tzinfo=UTC)
+    meta = {"sessionId": session_id, "createdAt": stamp(start), "goal": "fill a long form"}
+    (root / session_id / "session.json").write_bytes(json.dumps(meta).encode())
+    return folder, start
+
+
+def write_batch_session(root: Path, session_id: str, steps: int) -> None:
+    """A session of `steps` `run_steps` batches of BATCH_ACTIONS actions each (typed text of
+    ~900 characters, then a click), written by another program."""
+    folder, start = form_session(root, session_id)
+    text = "word " * 180
+    for number in range(1, steps + 1):
+        actions: list[dict[str, Any]] = [
+            {"tool": "type", "args": {"testId": f"field-{number}-{k}", "text": f"{k} {text}"}}
+            for k in range(BATCH_ACTIONS - 1)
+        ]
+        actions.append({"tool": "click", "args": {"testId": f"form-submit-{number}"}})
+        record = {
+            "timestamp": stamp(start + timedelta(seconds=2 * number)),
+            "sessionId": session_id,
+            "tool": {"name": "run_steps", "input": {"steps": actions, "stopOnError": False}},
+            "outcome": {"ok": True},
+            "observation": {"state": {"currentScreen": "home"}},
+        }
+        (folder / f"{number:04d}-run_steps.json").write_bytes(json.dumps(record).encode())
+
+
+async def paged(
+    arena: Arena, client: Client, tool: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int]:
+    """Every page of an answer (following `nextOffset`), and the largest page's bytes."""
+    pages, largest, offset = [], 0, 0
+    while offset is not None and len(pages) < 1_000:
+        envelope = await arena.call(client, tool, {**args, "offset": offset})
+        if not envelope["ok"]:
+            break
+        pages.append(envelope["result"])
+        largest = max(largest, len(json.dumps(envelope)))
+        following = envelope["result"].get("nextOffset")
+        if following is None and envelope["result"].get("hasMore"):  # paged by `limit` alone
+            following = offset + len(envelope["result"]["results"])
+        offset = following if following is not None and following > offset else None
+    return pages, largest
+
+
+async def batch_answers(arena: Arena) -> Outcome:
+    """200 batch steps of 100 actions each (typed text, then a click): every page of their
+    summary and of a search with limit 100 must stay within 512 kB, and paging must list every
+    action (summary) and every step (search) exactly once."""
+    write_batch_session(arena.root, BATCH_SESSION, BATCH_STEPS)
+    server = await arena.server()
+    await arena.settle(server.client, time.monotonic())
+    scope = {"scope": {"sessionId": BATCH_SESSION}}
+    recipe, recipe_bytes = await paged(arena, server.client, "mm_knowledge_summarize", scope)
+    listed = [(a["stepId"], a.get("batchIndex")) for page in recipe for a in page["actions"]]
+    query = {"query": "form submit", "limit": 100, "scope": "all"}
+    found, found_bytes = await paged(arena, server.client, "mm_knowledge_search", query)
+    steps = [r["stepId"] for page in found for r in page["results"]]
+    every = BATCH_STEPS * BATCH_ACTIONS
+    return arena.verdict(
+        None,
+        0,
+        (recipe_bytes <= ANSWER_BYTES, f"a summary page of {recipe_bytes:,} bytes"),
+        (found_bytes <= ANSWER_BYTES, f"a search page of {found_bytes:,} bytes"),
+        (len(set(listed)) == len(listed) == every, f"summary pages list {len(listed):,} actions"),
+        (len(set(steps)) == len(steps) == BATCH_STEPS, f"search pages list {len(steps)} steps"),
+        note=f"summary: {len(recipe)} pages, largest {recipe_bytes:,} bytes, {len(listed):,} of "
+        f"{every:,} actions; search (limit 100): {len(found)} pages, largest {found_bytes:,} "
+        f"bytes, {len(steps)} of {BATCH_STEPS} steps",
+        needs_recovery=False,
+    )
+
+
+FLOOD_CALLS = 300
+FLOOD_SESSION = "mm-flood-target"
+FLOOD_HOLD_SECONDS = 5.0
+"""How long the flooding client keeps its connections open (never reading) before it leaves."""
+FLOOD_WATCH_SECONDS = 25.0
+"""How long, from the flood's start, the light client's calls are timed."""
+LIGHT_P95_SECONDS = 1.0
+SESSIONFUL_VERSION = "2025-06-18"
+
+
+async def sessionful_id(http: httpx2.AsyncClient, url: str) -> str:
+    """An MCP session of the session-ful protocol (initialized), as a flooding client opens."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    hello = {"protocolVersion": SESSIONFUL_VERSION, "capabilities": {}, "clientInfo": {"name": "f"}}
+    opened = await http.post(
+        url,
+        headers=headers,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+    )
+    session_id = opened.headers["mcp-session-id"]
+    headers |= {"mcp-session-id": session_id, "mcp-protocol-version": SESSIONFUL_VERSION}
+    await http.post(
+        url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+    )
+    return str(session_id)
+
+
+def unread_calls(port: int, session_id: str, count: int) -> list[socket.socket]:
+    """`count` connections, each sending one whole `summarize` call of the long session and
+    never reading its answer."""
+    flood = []
+    for number in range(count):
+        arguments = {"scope": {"sessionId": FLOOD_SESSION}}
+        params = {"name": "mm_knowledge_summarize", "arguments": arguments}
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": number + 2, "method": "tools/call", "params": params}
+        )
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+            f"mcp-session-id: {session_id}\r\nmcp-protocol-version: {SESSIONFUL_VERSION}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        sock = socket.create_connection(("127.0.0.1", port), 10)
+        with contextlib.suppress(OSError):  # refused beyond the connection bound: fine
+            sock.sendall(head.encode() + body.encode())
+        flood.append(sock)
+    return flood
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+LIGHT_CALL_EVERY_SECONDS = 0.2
+
+
+async def timed_light_calls(arena: Arena, client: Client, until: float) -> tuple[list[float], int]:
+    """Seconds each status call took, one started every LIGHT_CALL_EVERY_SECONDS until `until`
+    whether earlier ones answered or not (so calls stuck behind the flood all count), and how
+    many failed (a refused connection, an error answer)."""
+    took: list[float] = []
+    failed = 0
+
+    async def one() -> None:
+        nonlocal failed
+        started = time.monotonic()
+        try:
+            answer = await arena.call(client, "mm_knowledge_status", {})
+        except Exception:  # the SDK's error for an HTTP error status
+            answer = {"ok": False}
+        took.append(time.monotonic() - started)
+        failed += not answer["ok"]
+
+    async with anyio.create_task_group() as calls:
+        while time.monotonic() < until:
+            calls.start_soon(one)
+            await anyio.sleep(LIGHT_CALL_EVERY_SECONDS)
+    return took, failed
+
+
+async def summarize_flood(arena: Arena) -> Outcome:
+    """One client (an MCP session over HTTP) sends 300 concurrent `summarize` calls of a
+    session of 200 batch steps of 100 actions on as many connections, never reads an answer
+    and leaves after 5 s. Another client's status calls must be answered meanwhile (p95 within
+    1 s), a step it records must be kept, and the server must not go on computing answers for
+    nobody (CPU seconds spent after the flooder left)."""
+    write_batch_session(arena.root, FLOOD_SESSION, BATCH_STEPS)
+    # connections are bounded on their own (one more is answered 503): room for the flood's
+    server = arena.http_server(KNOWHOW_HTTP_MAX_CONNECTIONS=str(FLOOD_CALLS * 2))
+    async with arena.http_client(server, mode="legacy") as light:
+        await arena.settle(light, time.monotonic())
+        try:  # an answer over the SDK's 1 MB event limit fails here
+            ready = await arena.call(
+                light, "mm_knowledge_summarize", {"scope": {"sessionId": FLOOD_SESSION}}
+            )
+        except Exception as exc:
+            ready = {"ok": False, "error": str(exc)}
+        session_id = await arena.record(Server(light, server.proc.pid), None, 1)
+        async with httpx2.AsyncClient(timeout=60) as http:
+            flooder = await sessionful_id(http, server.url)
+        started = time.monotonic()
+        async with anyio.create_task_group() as tasks:
+            timings: list[float] = []
+            failed: list[int] = []
+
+            async def watch() -> None:
+                took, refused = await timed_light_calls(arena, light, started + FLOOD_WATCH_SECONDS)
+                timings.extend(took)
+                failed.append(refused)
+
+            tasks.start_soon(watch)
+            flood = await anyio.to_thread.run_sync(unread_calls, server.port, flooder, FLOOD_CALLS)
+            await anyio.sleep(FLOOD_HOLD_SECONDS)
+            for sock in flood:
+                sock.close()
+            left, cpu_left = time.monotonic(), cpu_seconds(server.proc.pid)
+            await arena.record(Server(light, server.proc.pid), session_id, 1)
+            recover, lost = await arena.settle(light, left)
+        await anyio.sleep(max(0.0, left + 15 - time.monotonic()))
+        wasted = cpu_seconds(server.proc.pid) - cpu_left
+    p95 = float(np.percentile(timings, 95)) if timings else float("inf")
+    return arena.verdict(
+        recover,
+        lost,
+        (ready["ok"], f"the session could not be summarized: {str(ready.get('error'))[:80]}"),
+        (p95 <= LIGHT_P95_SECONDS, f"light calls' p95 {p95:.2f} s during the flood"),
+        (not sum(failed), f"{sum(failed)} light calls failed"),
+        (server.proc.poll() is None, "the server died"),
+        note=f"{len(timings)} light status calls during the flood ({sum(failed)} failed), "
+        f"p95 {p95:.2f} s, max {max(timings, default=0):.2f} s; "
+        f"{wasted:.1f} CPU-s in the 15 s after the flooder left",
+    )
+
+
+# -- a read-only index, a writer without its model, one large session ----------------------
+READ_ONLY_MOUNT = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"'
+"""Run in `unshare -m sh -c`: the folder `$0` read-only (a bind mount) for the command after."""
+NO_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+"""Root without the capabilities that let it write where file modes say no."""
+
+
+@asynccontextmanager
+async def stdio_server_of(
+    arena: Arena, root: Path, index: Path, env: dict[str, str], wrap: list[str]
+) -> AsyncIterator[Server]:
+    """A `knowhow serve` (stdio) on `root` and `index`, its command after `wrap`, stopped when
+    the block ends (not with the attack: these attacks start servers one after the other)."""
+    serve = ["serve", "--root", str(root), "--index", str(index), "--create-root"]
+    command, *args = [*wrap, *knowhow_cmd(), *serve]
+    params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=env)
+    with (arena.work / "server.log").open("a") as log:
+        async with Client(stdio_client(params, errlog=log)) as client:
+            status = await arena.call(client, "mm_knowledge_status", {})
+            yield Server(client, int(status["result"]["pid"]))
+
+
+def read_only_wrap(folder: Path) -> tuple[list[str], str]:
+    """How to start a process to which `folder` is read-only, and which way it is: a read-only
+    bind mount in a mount namespace of its own (root), else file modes (and, for root, no
+    capability overriding them)."""
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            os.chmod(Path(base) / name, 0o444)
+    for base, _dirs, _files in os.walk(folder, topdown=False):
+        os.chmod(base, 0o555)
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False)
+    if probe.returncode == 0:
+        return ["unshare", "-m", "sh", "-c", READ_ONLY_MOUNT, str(folder)], "read-only mount"
+    if os.geteuid() == 0:
+        return NO_OVERRIDE, "file modes, root without CAP_DAC_OVERRIDE"
+    return [], "file modes"
+
+
+async def read_only_index(arena: Arena) -> Outcome:
+    """An index and root copied to a read-only mount (a CI artifact): a server on it must
+    answer searches from the index as it is and say `read-only` in status, not
+    MM_INDEX_UNAVAILABLE promising a rebuild that cannot happen there."""
+    write_long_session(arena.root, LONG_SESSION, 20)
+    built = run_cli(arena, "index", "--json")
+    built.communicate(timeout=300)
+    shared = arena.work / "shared"
+    shutil.copytree(arena.root, shared / "root")
+    shutil.copytree(arena.index, shared / "index")
+    wrap, how = read_only_wrap(shared)
+    try:
+        async with stdio_server_of(
+            arena, shared / "root", shared / "index", arena.env, wrap
+        ) as server:
+            query = {"query": "button", "limit": 5}
+            found = await arena.call(server.client, "mm_knowledge_search", query)
+            status = (await arena.call(server.client, "mm_knowledge_status", {}))["result"]
+    finally:
+        for base, _dirs, _files in os.walk(shared):
+            os.chmod(base, 0o755)
+    results = len(found["result"]["results"]) if found["ok"] else 0
+    said = found["error"]["code"] if not found["ok"] else f"{results} results"
+    return arena.verdict(
+        None,
+        0,
+        (results > 0, f"search answered {said}"),
+        (status["health"] == "read-only", f"status said {status['health']}"),
+        note=f"({how}) search: {said}; status: {status['health']}",
+        needs_recovery=False,
+    )
+
+
+async def vectors_of(arena: Arena, server: Server) -> tuple[int, int, str | None]:
+    """Vectors the index holds, texts awaiting theirs, and why search is degraded."""
+    status = (await arena.call(server.client, "mm_knowledge_status", {}))["result"]
+    semantic = status.get("semantic") or {}
+    return semantic.get("vectors", 0), semantic.get("awaitingVectors", 0), semantic.get("degraded")
+
+
+async def damaged_model_writer(arena: Arena) -> Outcome:
+    """A healthy server builds the index; then a server whose model file is damaged holds
+    the writer lease while 10 steps are recorded, a healthy server beside it as standby. The
+    standby's status must say vectors are missing; once the damaged writer stops, the standby
+    takes over and must embed them (the steps found by a `semantic` search)."""
+    damaged = arena.work / "damaged-model.onnx"
+    damaged.write_bytes(os.urandom(1 << 16))
+    healthy = arena.env
+    async with stdio_server_of(arena, arena.root, arena.index, healthy, []) as first:
+        await arena.record(first, None, 1)
+        await arena.settle(first.client, time.monotonic())
+        before, _, _ = await vectors_of(arena, first)
+    async with AsyncExitStack() as stack:
+        broken = await stack.enter_async_context(
+            stdio_server_of(
+                arena, arena.root, arena.index, {**healthy, "KNOWHOW_MODEL_PATH": str(damaged)}, []
+            )
+        )
+        standby = await stack.enter_async_context(
+            stdio_server_of(arena, arena.root, arena.index, healthy, [])
+        )
+        swap_session = await damaged_writer_records(arena, broken)
+        await arena.settle(standby.client, time.monotonic())
+        _, awaiting, degraded = await vectors_of(arena, standby)
+        await stack.aclose()  # both stop; the standby is restarted alone below
+    async with stdio_server_of(arena, arena.root, arena.index, healthy, []) as server:
+        attacked = time.monotonic()
+        filled = None
+        while time.monotonic() < attacked + SETTLE_SECONDS:
+            vectors, left, _ = await vectors_of(arena, server)
+            if vectors > before and not left:
+                filled = round(time.monotonic() - attacked, 2)
+                break
+            await anyio.sleep(POLL_SECONDS * 4)
+        query = {"query": "swap review quote", "mode": "semantic", "limit": 20}
+        found = await arena.call(server.client, "mm_knowledge_search", query)
+        hits = {r["stepId"] for r in found["result"]["results"]} if found["ok"] else set()
+        by_meaning = len(hits & set(arena.recorded[swap_session]))
+        _, lost = await arena.settle(server.client, attacked)
+    return arena.verdict(
+        filled,
+        lost,
+        (bool(awaiting) and bool(degraded), "the standby's status said nothing was missing"),
+        (by_meaning > 0, "no step of the damaged writer is found by meaning"),
+        note=f"standby's status meanwhile: {awaiting} texts awaiting vectors, degraded; filled "
+        f"{filled} s after a healthy writer started; {by_meaning} of 10 found by meaning",
+    )
+
+
+async def damaged_writer_records(arena: Arena, broken: Server) -> str:
+    """Ten clicks recorded through the writer whose model is damaged; returns their session."""
+    started = await arena.call(
+        broken.client, "mm_knowledge_start_session", {"goal": "swap", "flowTags": ["swap"]}
+    )
+    swap_session = str(started["result"]["sessionId"])
+    for number in range(10):
+        step = {
+            "sessionId": swap_session,
+            "tool": {"name": "mm_click", "target": {"testId": f"swap-review-quote-{number}"}},
+            "outcome": {"ok": True},
+        }
+        recorded = await arena.call(broken.client, "mm_knowledge_record_step", step)
+        arena.recorded.setdefault(swap_session, []).append(recorded["result"]["stepId"])
+    return swap_session
+
+
+BIG_SESSION_STEPS = 6_000
+BIG_STALL_SECONDS = 8.0
+
+
+def write_unique_session(root: Path, session_id: str, steps: int) -> None:
+    """A session of `steps` clicks, each on a control of its own (a text of its own to embed),
+    written by another program."""
+    folder, start = form_session(root, session_id)
+    for number in range(1, steps + 1):
+        record = {
+            "timestamp": stamp(start + timedelta(seconds=2 * number)),
+            "sessionId": session_id,
+            "tool": {"name": "mm_click", "target": {"testId": f"form-{number}-field-{number}"}},
+            "outcome": {"ok": True},
+            "observation": {"state": {"currentScreen": f"form-page-{number % 50}"}},
+        }
+        (folder / f"{number:04d}-mm_click.json").write_bytes(json.dumps(record).encode())
+
+
+async def big_session_lease(arena: Arena) -> Outcome:
+    """A 6,000-step session (every step a text of its own to embed) written at once by
+    another program while two servers serve (stall limit 8 s): the writer must keep its lease
+    while it indexes it (the standby never takes over), nothing is rebuilt, and every step
+    becomes searchable."""
+    env = {**arena.env, "KNOWHOW_WRITER_STALL_SECONDS": str(BIG_STALL_SECONDS)}
+    async with (
+        stdio_server_of(arena, arena.root, arena.index, env, []) as writer,
+        stdio_server_of(arena, arena.root, arena.index, env, []) as standby,
+    ):
+        session_id = await arena.record(writer, None, 2)
+        await arena.settle(writer.client, time.monotonic())
+        attacked = time.monotonic()
+        big = "mm-big-at-once"
+        write_unique_session(arena.root, big, BIG_SESSION_STEPS)
+        indexed = None
+        while time.monotonic() < attacked + SETTLE_SECONDS * 3:
+            status = await arena.call(standby.client, "mm_knowledge_status", {})
+            listed = await arena.call(
+                standby.client, "mm_knowledge_last", {"n": 1, "scope": {"sessionId": big}}
+            )
+            lag = status["result"]["indexLag"]["pendingSessions"] if status["ok"] else None
+            if lag == 0 and listed["ok"] and listed["result"]["total"]:
+                indexed = round(time.monotonic() - attacked, 2)
+                break
+            await anyio.sleep(POLL_SECONDS * 10)
+        await arena.record(writer, session_id, 1)
+        _, lost = await arena.settle(standby.client, attacked)
+        first = (await arena.call(writer.client, "mm_knowledge_status", {}))["result"]
+        second = (await arena.call(standby.client, "mm_knowledge_status", {}))["result"]
+    rebuilds = first["live"]["rebuilds"] + second["live"]["rebuilds"]
+    taken = second["live"]["takeovers"]
+    return arena.verdict(
+        indexed,
+        lost,
+        (taken == 0, f"the standby took the lease {taken} times"),
+        (rebuilds <= 1, f"{rebuilds} rebuilds"),  # the first writer's build of a new index
+        note=f"{BIG_SESSION_STEPS:,} steps indexed after {indexed} s; standby takeovers "
+        f"{taken}, rebuilds {rebuilds} (the first: the new index)",
+    )
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -1812,6 +2241,27 @@ ATTACKS: list[Attack] = [
     ),
     Attack("KNOWHOW_SYNONYMS=/dev/zero; a malformed synonyms file", "configuration", bad_synonyms),
     Attack("Origin http://[::1] and other loopback origins", "HTTP origins", loopback_origins),
+    Attack(
+        f"{BATCH_STEPS} batch steps of {BATCH_ACTIONS} actions: summary and search pages",
+        "answer size",
+        batch_answers,
+    ),
+    Attack(
+        f"{FLOOD_CALLS} unread summarize calls from one HTTP client, which then leaves",
+        "HTTP flood",
+        summarize_flood,
+    ),
+    Attack("index and root on a read-only mount", "read-only index", read_only_index),
+    Attack(
+        "writer with a damaged model file records 10 steps, then a healthy one takes over",
+        "vectors",
+        damaged_model_writer,
+    ),
+    Attack(
+        f"{BIG_SESSION_STEPS:,}-step session written at once, stall limit {BIG_STALL_SECONDS:g} s",
+        "writer lease",
+        big_session_lease,
+    ),
 ]
 
 

@@ -35,6 +35,7 @@ from server.transport.log_limit import RepeatLimit
 from server.transport.stdio import AnsweredReadStream
 from server.ui import ui_routes
 from server.version import knowhow_version
+from server.workload import connection_gone
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
         tool = tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; see tools/list")
-        state = ctx.lifespan_context.for_client(client_of(ctx))
+        state = ctx.lifespan_context.for_client(client_of(ctx), connection_gone(ctx.request))
         return await run_tool(tool, state, params.arguments or {})
 
     @asynccontextmanager

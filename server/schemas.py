@@ -139,7 +139,7 @@ SEARCH: Schema = _knowledge(
             "minimum": 0,
             "maximum": 10000,
             "default": 0,
-            "description": "Skip this many results; call again with offset+limit while hasMore",
+            "description": "Skip this many results; call again with nextOffset while hasMore",
         },
         "includeSuperseded": {
             "type": "boolean",

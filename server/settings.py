@@ -32,6 +32,12 @@ class ServerSettings(Settings):
                           process's open-file limit); one more is answered 503
     HTTP_REQUEST_SECONDS  time a client has to send a whole request, headers and body
                           (default 10); a connection still sending then is closed
+    QUERIES_RUNNING       reads (search, summarize, …) computed at once, by all clients
+                          (default 2); the others wait their turn
+    QUERIES_WAITING       reads waiting for a turn (default 64); one more is refused with
+                          MM_BUSY at once
+    CLIENT_QUERIES        reads one HTTP client (MCP session) has running or waiting
+                          (default 8); one more is refused with MM_BUSY
     TOOL_PREFIX           prefix of every tool name (default `mm_`)
     CHROMIUM              Chromium for the browser tools (default /usr/bin/chromium when
                           present, else Playwright's own browser)
@@ -48,6 +54,9 @@ class ServerSettings(Settings):
     http_max_sessions: int = Field(default=10_000, ge=1)
     http_max_connections: int = Field(default=256, ge=1)
     http_request_seconds: float = Field(default=10.0, gt=0)
+    queries_running: int = Field(default=2, ge=1, le=256)
+    queries_waiting: int = Field(default=64, ge=0, le=100_000)
+    client_queries: int = Field(default=8, ge=1, le=100_000)
     tool_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_]{0,32}$")
     debounce_ms: int = Field(default=100, ge=0, le=5000)
     writer_retry_seconds: float = Field(default=1.0, gt=0)

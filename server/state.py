@@ -31,6 +31,7 @@ from server.browser.driver import BrowserDriver, load_screen_rules
 from server.conversations import Conversation, Conversations
 from server.index_status import index_status
 from server.settings import ServerSettings
+from server.workload import Gone, Workload, never_gone
 
 T = TypeVar("T")
 
@@ -49,14 +50,20 @@ class ServerState:
     in the engine."""
     conversations: Conversations
     """Each client's conversation ("" over stdio: one client)."""
+    workload: Workload
+    """Bounds the reads in flight, of each client and of all (`server.workload`)."""
     offers: Offers = field(default_factory=Offers)
     """Targets that search results and priorKnowledge offered each session (in memory only):
     a later step that follows one and works records a recall link (engine.history.recall_links)."""
+    client: str = ""
+    """The client of this call (`server.app.client_of`); "" over stdio."""
+    gone: Gone = never_gone
+    """Whether the client of this call has disconnected."""
 
-    def for_client(self, client: str) -> "ServerState":
+    def for_client(self, client: str, gone: Gone = never_gone) -> "ServerState":
         """This state as `client` sees it (`server.app.client_of`): shared store, engine and
         browser, its own conversation."""
-        return replace(self, conversation=self.conversations.of(client))
+        return replace(self, conversation=self.conversations.of(client), client=client, gone=gone)
 
     @property
     def current_session(self) -> str | None:
@@ -68,13 +75,14 @@ class ServerState:
         self.conversation.forgotten = False
 
     async def query(self, action: Callable[[], T]) -> T:
-        """Run a read on a worker thread, after reloading so commits of any process are seen."""
+        """Run a read on a worker thread, after reloading so commits of any process are seen,
+        within the bounds of `workload`."""
 
         def run() -> T:
             self.engine.refresh()
             return action()
 
-        return await anyio.to_thread.run_sync(run)
+        return await self.workload.run(self.client, self.gone, run)
 
     async def write(self, action: Callable[[], T]) -> T:
         """Run a file write on a worker thread; it never waits for indexing (the watcher does).
@@ -115,8 +123,21 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     )
     try:
         conversations = Conversations(settings.session, settings.http_max_sessions)
+        workload = Workload(
+            in_all=settings.queries_running,
+            per_client=settings.client_queries,
+            waiting=settings.queries_waiting,
+        )
         yield ServerState(
-            settings, store, engine, live, Path.cwd(), browser, conversations.of(""), conversations
+            settings,
+            store,
+            engine,
+            live,
+            Path.cwd(),
+            browser,
+            conversations.of(""),
+            conversations,
+            workload,
         )
     finally:
         try:

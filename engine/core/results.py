@@ -77,7 +77,10 @@ class StepSummary(Result):
     recallCount: int | None = None
     """Search results: how many later sessions followed this step and it worked."""
     batch: list[BatchAction] | None = None
-    """A batch step's actions, in order (`matchedFields` name one as `batch[2].…`)."""
+    """A batch step's actions, in order (`matchedFields` name one as `batch[2].…`); a search
+    result lists some of them only (`batchCount`)."""
+    batchCount: int | None = None
+    """How many actions the batch holds, when `batch` lists fewer (`engine.search.answer_size`)."""
     context: str | None = None
     """`e2e` or `prod`: what today's recorder ran the step against, when it says."""
     salience: float | None = None
@@ -149,6 +152,9 @@ class SearchPage(Result):
     limit: int
     hasMore: bool
     results: list[StepSummary] | list[SessionMemory]
+    nextOffset: int | None = None
+    """The `offset` of the next page while `hasMore`: `offset` plus the results listed, fewer
+    than `limit` when the page reached its size bound (`engine.search.answer_size`)."""
     """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
     coverage: SearchCoverage | None = None
     hint: str | None = None

@@ -14,7 +14,7 @@ import ctypes
 import hashlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -82,8 +82,9 @@ class Embedder:
         self._tokenizer = tokenizer
         _return_freed_heap()
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """One row per text, in the given order.
+    def embed(self, texts: Sequence[str], progress: Callable[[], None] | None = None) -> Vectors:
+        """One row per text, in the given order; `progress` is called after each batch (the
+        writer's lease heartbeat: embedding a large session takes a while).
 
         Texts are tokenized together, then run in batches of similar token counts: each batch
         is cut to its longest text, so almost no padding is computed (sorting by characters
@@ -103,6 +104,8 @@ class Embedder:
             batch = order[start : start + BATCH]
             width = int(lengths[batch].max())
             out[batch] = self._run(ids[batch, :width], mask[batch, :width])
+            if progress is not None:
+                progress()
         return out
 
     def tokenize(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

@@ -5,6 +5,7 @@ while the index catches up.
 """
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine.core import (
@@ -45,6 +46,12 @@ SILENT_TOOLS = DISCOVERY_TOOLS | READING_TOOLS | {"launch", "screenshot", "clean
 set the test up as the session did)."""
 SUMMARY_STEPS = 200
 """Steps a summary covers at most: a longer session is summarized a page at a time."""
+PAGE_ACTIONS = 1_000
+"""Actions (each action of a batch counts) a summary page lists at most."""
+PAGE_BYTES = 256_000
+"""About how many bytes of actions a summary page holds at most."""
+ACTION_OVERHEAD_BYTES = 80
+"""An action's field names and punctuation in the answer, besides its strings."""
 CONTEXT_STEPS = 30
 """Steps read before a page to set its scene (the screen and the refs its first steps used)."""
 STOPPED_NOTE = (
@@ -138,19 +145,58 @@ def session_summary(loaded: LoadedSession) -> SessionSummary:
     )
 
 
+@dataclass
+class PageBudget:
+    """What one summary page may still list: actions (each of a batch's counts) and about how
+    many bytes of answer they make (their strings, and a field's overhead each)."""
+
+    actions: int = PAGE_ACTIONS
+    bytes: int = PAGE_BYTES
+
+    def spend(self, made: list[RecipeAction], failure: RecipeFailure | None) -> None:
+        listed = [*made, *(failure.batch or [] if failure else [])]
+        self.actions -= len(listed)
+        self.bytes -= sum(_answer_bytes(a) for a in listed)
+        if failure is not None:
+            self.bytes -= len(failure.errorMessage or "") + len(failure.note or "") + 200
+
+    @property
+    def spent(self) -> bool:
+        return self.actions <= 0 or self.bytes <= 0
+
+
+def _answer_bytes(action: RecipeAction) -> int:
+    strings = (action.stepId, action.tool, action.screen, action.target, action.text)
+    return ACTION_OVERHEAD_BYTES + sum(len(s or "") for s in strings)
+
+
 def summarize_session(loaded: LoadedSession, before: Collection[str] = ()) -> SessionRecipe:
     """The recipe of the steps `loaded` holds; those in `before` (step ids of the steps before
     a page) only set the scene: what was on screen and which refs meant what."""
+    return _recipe(loaded, before, None)[0]
+
+
+def _recipe(
+    loaded: LoadedSession, before: Collection[str], budget: PageBudget | None
+) -> tuple[SessionRecipe, int | None]:
+    """`summarize_session`, ending after the step that spends `budget` (when given); with the
+    number of steps after `before` it covered when it ended early (None: it covered all)."""
     screens: list[str] = []
     actions: list[RecipeAction] = []
     failures: list[RecipeFailure] = []
     open_failures: list[RecipeFailure] = []
     context = SessionContext()
+    covered: int | None = None
+    page_steps = 0
     for step in loaded.steps:
+        if budget is not None and budget.spent:
+            covered = page_steps
+            break
         record = context.see(step.record)
         if step.step_id in before:
             context.advance(record)
             continue
+        page_steps += 1
         if not screens or screens[-1] != record.screen:
             screens.append(record.screen)
         batch = read_batch(record)
@@ -160,18 +206,21 @@ def summarize_session(loaded: LoadedSession, before: Collection[str] = ()) -> Se
             made = [_action(step.step_id, record, context)]
         else:
             made = []
+        failure = None
         if made and record.outcome.ok:
             actions += made
-            for failure in open_failures:
-                failure.recoveredBy = made[0]
+            for open_failure in open_failures:
+                open_failure.recoveredBy = made[0]
             open_failures = []
         elif (made or batch is not None) and not record.outcome.ok:
             screen = context.screen or record.screen
             failure = _failure(step.step_id, record, made, batch, screen)
             failures.append(failure)
             open_failures.append(failure)
+        if budget is not None:
+            budget.spend(made if failure is None else [], failure)
         context.advance(record)
-    return SessionRecipe(
+    recipe = SessionRecipe(
         session=session_summary(loaded),
         screens=screens,
         actions=actions,
@@ -179,6 +228,7 @@ def summarize_session(loaded: LoadedSession, before: Collection[str] = ()) -> Se
         skipped=[{"path": s.path, "reason": s.reason} for s in loaded.skipped],
         warnings=[{"path": s.path, "reason": s.reason} for s in loaded.warnings],
     )
+    return recipe, covered
 
 
 def summarize(
@@ -205,26 +255,31 @@ def summarize(
 def summarize_page(
     store: KnowledgeStore, session_id: str, offset: int, failed_steps: Callable[[str], int]
 ) -> SessionRecipe:
-    """A session of at most `SUMMARY_STEPS` steps is read whole, as always. A longer one is
-    summarized a page at a time, so that an answer never grows with its session: the page's
-    steps and the `CONTEXT_STEPS` before them are read (in the order their names give; a
-    session whose names do not tell it is read whole to order it, once while its files are
-    unchanged: `timed_orders`), its `stepCount` is its number of step files, and
-    `failedStepCount` is counted by the index (`failed_steps`)."""
+    """A session of at most `SUMMARY_STEPS` steps whose recipe fits one page is read whole, as
+    always. Any other is summarized a page at a time, so that an answer never grows with its
+    session: a page covers `SUMMARY_STEPS` steps, fewer when their actions would list more than
+    `PAGE_ACTIONS` (a batch's each) or make more than about `PAGE_BYTES` (a page always
+    covers at least one step). The page's steps and the `CONTEXT_STEPS` before them are read
+    (in the order their names give; a session whose names do not tell it is read whole to
+    order it, once while its files are unchanged: `timed_orders`), its `stepCount` is its
+    number of step files, and `failedStepCount` is counted by the index (`failed_steps`)."""
     names = store.step_names(session_id)
     if offset == 0 and len(names) <= SUMMARY_STEPS:
-        return summarize_session(store.load_session(session_id))
+        whole, covered = _recipe(store.load_session(session_id), (), PageBudget())
+        if covered is None:
+            return whole
     ordered = name_order(names)
     if ordered is None:
         ordered = timed_orders.order(store, session_id)
     page = ordered[offset : offset + SUMMARY_STEPS]
     before = ordered[max(0, offset - CONTEXT_STEPS) : offset]
     loaded = store.load_session(session_id, only=[*before, *page])
-    recipe = summarize_session(loaded, {step_id_for(session_id, name) for name in before})
+    before_ids = {step_id_for(session_id, name) for name in before}
+    recipe, covered = _recipe(loaded, before_ids, PageBudget())
     summary = recipe.session.model_copy(
         update={"stepCount": len(ordered), "failedStepCount": failed_steps(session_id)}
     )
-    following = offset + SUMMARY_STEPS
+    following = offset + (len(page) if covered is None else covered)
     return recipe.model_copy(
         update={
             "session": summary,

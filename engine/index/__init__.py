@@ -5,6 +5,7 @@ per-session sync, the files skipped, and the supersede decisions written beside 
 Imports `engine.core`, `engine.records` and `engine.embedding`.
 """
 
+from engine.index.awaiting_vectors import AWAITING_FILE, read_awaiting
 from engine.index.batch_steps import analyse_batch
 from engine.index.clauses import (
     all_of,
@@ -67,6 +68,7 @@ from engine.index.payload import (
     known_actions,
     read_payload,
 )
+from engine.index.read_only import folder_read_only
 from engine.index.renamed_ids import (
     RENAMES_FILE,
     RenamedId,
@@ -113,6 +115,7 @@ from engine.index.supersede_decisions import (
 )
 
 __all__ = [
+    "AWAITING_FILE",
     "DAMAGE_FILE",
     "DOCSTORE_BLOCK_BYTES",
     "DOC_SESSION",
@@ -164,6 +167,7 @@ __all__ = [
     "ensure_index",
     "field_text",
     "first_value",
+    "folder_read_only",
     "hit_count",
     "int_range",
     "is_observation_text",
@@ -176,6 +180,7 @@ __all__ = [
     "other_space",
     "prepare_session",
     "rank_record",
+    "read_awaiting",
     "read_manifest",
     "read_payload",
     "read_rank_record",

@@ -16,7 +16,7 @@ import base64
 import contextlib
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -36,10 +36,12 @@ from engine.embedding import (
     embedder_for,
     read_space,
 )
+from engine.index.awaiting_vectors import Awaiting, read_awaiting, write_awaiting
 from engine.index.clauses import all_of, count, term
 from engine.index.doc_store_pages import StoreMappings, store_files
 from engine.index.generation_locks import BuildLock, GenerationHold, remove_unheld
 from engine.index.integrity import TANTIVY_META
+from engine.index.read_only import tantivy_folder
 from engine.index.schema import DOC_STEP, SCHEMA_VERSION, build_schema
 from engine.index.step_texts import EMBED_TEXTS, POOLED_TEXTS
 
@@ -296,7 +298,7 @@ class IndexReader:
             meta = _tantivy_meta(path)
             self.commit = commit_digest(meta)
             try:
-                self.index = tantivy.Index.open(str(path))
+                self.index = tantivy.Index.open(str(tantivy_folder(path)))
             except ValueError as exc:
                 raise IndexUnavailable(f"cannot open index at {path}: {exc}") from exc
             self.index.config_reader(reload_policy="manual", num_warmers=0)
@@ -485,33 +487,51 @@ class IndexWriter:
     def delete_step(self, step_id: str) -> None:
         self.writer.delete_documents_by_term("step_id", step_id)
 
-    def commit(self) -> None:
+    def commit(self, progress: Callable[[], None] | None = None) -> None:
         """Embed the batch's new texts (their vectors are stored before the documents that
-        refer to them become visible), then commit documents and manifest."""
-        self._embed_pending()
+        refer to them become visible), then commit documents and manifest. `progress` is
+        called as embedding goes on (the live writer's lease heartbeat)."""
+        self._embed_pending(progress)
         self.writer.commit()
         self.manifest.apply(self._pending_upserts, self._pending_deletes, self._pending_facts)
         self._pending_upserts.clear()
         self._pending_deletes.clear()
         self._pending_facts.clear()
 
-    def _embed_pending(self) -> None:
-        """Vectors for the batch's new texts: copied when the generation this one replaces
-        holds them, embedded otherwise; then those pooled from them (`engine.embedding.pooled`),
-        copied likewise, else made of their parts' stored vectors."""
-        keys = self.vectors.reuse(self._pending_texts)
+    def _embed_pending(self, progress: Callable[[], None] | None = None) -> None:
+        """Vectors for the batch's new texts and those earlier commits could not embed
+        (`engine.index.awaiting_vectors`): copied when the generation this one replaces holds
+        them, embedded otherwise; then those pooled from them (`engine.embedding.pooled`),
+        copied likewise, else made of their parts' stored vectors. What cannot be embedded now
+        (the model does not load) is kept awaiting, never dropped."""
+        earlier = read_awaiting(self.path)
+        texts = {**earlier.texts, **self._pending_texts}
+        texts = {key: text for key, text in texts.items() if key not in self.vectors.keys}
+        keys = self.vectors.reuse(texts)
+        left: dict[str, str] = {}
         if keys:
             try:
-                vectors = embedder_for(len(keys)).embed([self._pending_texts[k] for k in keys])
+                embedder = embedder_for(len(keys))
+                vectors = embedder.embed([texts[k] for k in keys], progress)
             except ModelUnavailable as exc:
-                self.embedding_error = str(exc)  # `knowhow reindex` embeds them once it loads
+                self.embedding_error = str(exc)  # kept awaiting: a later commit embeds them
+                left = {key: texts[key] for key in keys}
             else:
-                self.vectors.append(keys, vectors, [self._pending_texts[k] for k in keys])
+                self.vectors.append(keys, vectors, [texts[k] for k in keys])
                 self.embedding_error = None
-        pooled = self.vectors.reuse({key: pool.text for key, pool in self._pending_pooled.items()})
-        self.vectors.append_pooled({key: self._pending_pooled[key] for key in pooled})
+        wanted = {**earlier.pooled, **self._pending_pooled}
+        wanted = {key: pool for key, pool in wanted.items() if key not in self.vectors.keys}
+        pooled = self.vectors.reuse({key: pool.text for key, pool in wanted.items()})
+        self.vectors.append_pooled({key: wanted[key] for key in pooled})
+        unmade = {key: wanted[key] for key in pooled if key not in self.vectors.keys}
+        if earlier or left or unmade:
+            write_awaiting(self.path, Awaiting(left, unmade))
         self._pending_texts.clear()
         self._pending_pooled.clear()
+
+    def awaits_vectors(self) -> bool:
+        """Whether texts of this generation still wait for their vectors."""
+        return bool(read_awaiting(self.path))
 
     def close(self) -> None:
         """Wait for Tantivy's segment merges, then let go of the index and release the writer

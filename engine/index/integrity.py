@@ -30,6 +30,7 @@ import tantivy
 
 from engine.core import IndexDamaged, atomic_write
 from engine.embedding import StoreCheck
+from engine.index.read_only import read_manifest_connection, tantivy_folder
 
 TANTIVY_META = "meta.json"
 KNOWHOW_META = "knowhow.json"
@@ -201,7 +202,7 @@ def _check_manifest_header(path: Path) -> None:
 
 def _check_manifest(path: Path) -> None:
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = read_manifest_connection(path)
     except sqlite3.Error as exc:
         raise IndexDamaged(path.parent, f"{MANIFEST} cannot be opened ({exc})") from None
     try:
@@ -218,7 +219,7 @@ def _check_manifest(path: Path) -> None:
 
 def _check_opens(generation: Path) -> None:
     try:
-        index = tantivy.Index.open(str(generation))
+        index = tantivy.Index.open(str(tantivy_folder(generation)))
         # manual reloads: no watcher thread left behind that re-creates lock files in a
         # generation being deleted
         index.config_reader(reload_policy="manual", num_warmers=0)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from engine.index.documents import SessionContext, session_documents, step_documents
 from engine.index.generations import MANIFEST_FILE, IndexWriter, encode_documents
 from engine.index.indexer import SyncReport
+from engine.index.read_only import read_manifest_connection
 from engine.records import (
     FileSig,
     Frontier,
@@ -104,10 +105,11 @@ def sync_sessions(
 ) -> LiveReport:
     """Bring these sessions up to date, then commit once: a session whose folder is gone is
     dropped; one that only gained step files gets just those (with a cache);
-    any other is re-indexed whole. `progress` is called after each session (the writer's
-    lease heartbeat). `indexed_facts` are the sessions' facts as indexed, when the caller
-    holds them (the live writer's ledger): a session `seeded` from the manifest then takes
-    its facts from there instead of decoding them again (they are never changed)."""
+    any other is re-indexed whole. `progress` is called after each session and as the commit
+    embeds their texts (the writer's lease heartbeat: one large session takes a while).
+    `indexed_facts` are the sessions' facts as indexed, when the caller holds them (the live
+    writer's ledger): a session `seeded` from the manifest then takes its facts from there
+    instead of decoding them again (they are never changed)."""
     started = time.perf_counter()
     report = LiveReport()
     for session_id in sorted(set(session_ids)):
@@ -124,7 +126,7 @@ def sync_sessions(
             _reindex(store, writer, session_id, cache, report)
         if progress is not None:
             progress()
-    writer.commit()
+    writer.commit(progress)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -307,7 +309,7 @@ def read_manifest(generation: Path | None) -> dict[str, str]:
     path = generation / MANIFEST_FILE if generation else None
     if path is None or not path.exists():
         return {}
-    conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    conn = read_manifest_connection(path)
     try:
         return dict(conn.execute("SELECT session_id, signature FROM sessions").fetchall())
     except sqlite3.Error:

@@ -16,6 +16,11 @@ from engine.live.lease import writer_pid
 
 log = logging.getLogger(__name__)
 
+READ_ONLY_REASON = (
+    "the index folder {base} is read-only to this server: searches answer from the index as it "
+    "is; steps recorded since are not indexed, and nothing is rebuilt, until a knowhow server "
+    "that can write the folder runs"
+)
 VERIFY_SECONDS = 5.0
 """How often the writer re-checks its generation's segment files (a few stats; files found
 whole before are not read again)."""
@@ -75,11 +80,15 @@ def health(
     error: str | None,
     rebuilding: str | None,
     failing: str | None = None,
+    *,
+    read_only: bool = False,
 ) -> tuple[str, str | None]:
     """ "ok"; "rebuilding" (damaged, missing or stale, a writer is rebuilding it from the
     files); "damaged" (no live writer to rebuild it yet); "unavailable" (it cannot be read
-    right now); or "stalled" (it can be searched, but new steps are not being indexed: the
-    live index keeps failing, `failing` says how). With the reason, for every state but "ok"."""
+    right now); "read-only" (it is searched as it is: this process cannot write the index
+    folder, so nothing is indexed or rebuilt here); or "stalled" (it can be searched, but new
+    steps are not being indexed: the live index keeps failing, `failing` says how). With the
+    reason, for every state but "ok"."""
     if rebuilding is not None:
         return "rebuilding", rebuilding
     damage = reported_damage(generation) if generation is not None else None
@@ -89,6 +98,8 @@ def health(
         return "rebuilding", damage
     if error is not None:
         return "unavailable", error
+    if read_only:
+        return "read-only", READ_ONLY_REASON.format(base=base)
     if failing is not None:
         return "stalled", failing
     return "ok", None

@@ -9,8 +9,12 @@ beats: it touches the lock file (its modification time) whenever it makes progre
 that finds the lock held but not touched for `stall_seconds` takes the lease over: it locks a
 fresh file and renames it over `writer.lock`, so the old holder's lock now guards a file that
 is no longer the lease. The old holder checks `still_held()` (same inode at the path) before
-each step of work and steps down when it wakes up; the new holder cannot reuse the stalled
-holder's Tantivy writer lock and so writes a new generation (`LiveIndex`).
+each step of work and steps down when it wakes up. The holder beats while it works, also
+inside one large batch, so a busy holder is never taken for a stalled one. Should a standby
+take over from one that was merely slow, the old holder steps down and lets go of Tantivy's
+writer lock within moments: the new holder waits for that lock up to `stall_seconds` more
+(`waited_out`) and then writes the intact generation; only a holder that never lets go (truly
+stopped) makes it write a new generation (`LiveWriter`).
 """
 
 import fcntl
@@ -41,6 +45,7 @@ class WriterLease:
         self.took_from_stalled = False
         """Whether the lease was taken from a holder that stopped beating (its Tantivy writer
         lock is still held, so the live generation cannot be written)."""
+        self._taken_at = 0.0
         self._fd: int | None = None
 
     @property
@@ -61,6 +66,11 @@ class WriterLease:
         """Progress: touch the lock file, so standbys know this holder is not stalled."""
         if self._fd is not None:
             os.utime(self._fd)
+
+    def waited_out(self) -> bool:
+        """Whether the holder this lease was taken from has had `stall_seconds` since the
+        takeover to let go of the generation (a busy holder steps down well within it)."""
+        return time.monotonic() - self._taken_at > self.stall_seconds
 
     def still_held(self) -> bool:
         """Whether `writer.lock` is still the file this holder locked (not replaced by a
@@ -84,6 +94,7 @@ class WriterLease:
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
         self.took_from_stalled = took_from_stalled
+        self._taken_at = time.monotonic()
 
     def _take_from_stalled(self) -> bool:
         """Replace the lease file with a fresh one locked by us, unless another standby is

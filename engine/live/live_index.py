@@ -30,7 +30,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from engine.core import KnowhowError
-from engine.index import SCHEMA_VERSION, WARNING, IndexLayout, is_panic, read_skips
+from engine.index import (
+    SCHEMA_VERSION,
+    WARNING,
+    IndexLayout,
+    folder_read_only,
+    is_panic,
+    read_skips,
+)
 from engine.live.changes import SessionChanges
 from engine.live.health import health
 from engine.live.lease import STALL_SECONDS, WriterLease, writer_pid
@@ -82,6 +89,9 @@ class LiveIndex:
         self._thread: threading.Thread | None = None
         self._next_attempt = 0.0
         self._next_reconcile = 0.0
+        self.read_only = False
+        """This process cannot write the index folder (a read-only mount): it serves the index
+        as it is and never tries to take the writer lease (checked again every retry)."""
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -122,7 +132,12 @@ class LiveIndex:
         warned = [e for e in entries if e.get("kind") == WARNING]
         warnings = [{"path": e["path"], "reason": e["reason"]} for e in warned]
         state, reason = health(
-            self.layout.base, generation, error, self._writing.rebuilding, self._failing()
+            self.layout.base,
+            generation,
+            error,
+            self._writing.rebuilding,
+            None if self.read_only else self._failing(),
+            read_only=self.read_only,
         )
         return IndexStatus(
             health=state,
@@ -176,7 +191,8 @@ class LiveIndex:
         self._keep_lease()
         if not self.is_writer:
             if time.monotonic() >= self._next_attempt:
-                if self._take_over():
+                self.read_only = folder_read_only(self.layout.base)
+                if not self.read_only and self._take_over():
                     self._next_reconcile = time.monotonic() + self._reconcile_interval()
                     return
                 self._next_attempt = time.monotonic() + self._failures.backoff()

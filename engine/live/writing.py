@@ -116,14 +116,18 @@ class LiveWriter:
         if live is not None:
             generation, held = live
             try:
-                if self._lease.took_from_stalled:
+                if self._lease.took_from_stalled and self._lease.waited_out():
                     # the stalled holder still holds Tantivy's writer lock on this generation
                     reason = "the previous writer stopped making progress"
                 elif (other := other_root(self.layout.base, self.store.root)) is not None:
                     reason = f"it held the index of another root, {other}"
                 else:
                     self.health.verify(generation)
-                    return IndexWriter(generation)
+                    # after a takeover this fails (and is retried) until the holder it replaced,
+                    # busy rather than stopped, notices and lets go of the intact generation
+                    writer = IndexWriter(generation)
+                    self._lease.took_from_stalled = False
+                    return writer
             except IndexDamaged as exc:
                 report_damage_to_readers(generation, exc)
                 reason = exc.reason
@@ -164,15 +168,17 @@ class LiveWriter:
         return report
 
     def reconcile(self) -> None:
-        """Index whatever changed while nobody was watching (start, takeover, safety net)."""
+        """Index whatever changed while nobody was watching (start, takeover, safety net), and
+        embed the texts an earlier writer could not (its model did not load)."""
         if self._writer is None:
             return
         try:
             changed = self._listings.differing(self._writer.manifest.signatures(), fresh=True)
+            awaiting = self._writer.awaits_vectors()
         except Exception as exc:
             self._failures.note("comparing the index with the files", exc)
             return
-        if changed:
+        if changed or awaiting:
             self.apply(set(changed))
 
     def apply(self, session_ids: set[str]) -> None:

@@ -79,6 +79,7 @@ from engine.query import (
     step_filter,
     step_row,
 )
+from engine.search.answer_size import bounded_results
 from engine.search.matched_fields import page_evidence
 from engine.search.session_search import (
     SESSION_STEP_DEPTH,
@@ -202,12 +203,15 @@ def search(
         )
         for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
     ]
+    results = bounded_results(results)
+    following = request.offset + len(results)
     return SearchPage(
         query=request.query,
         total=total,
         offset=request.offset,
         limit=request.limit,
-        hasMore=request.offset + len(results) < total,
+        hasMore=following < total,
+        nextOffset=following if following < total else None,
         results=results,
         coverage=search_coverage(plan, page_held),
         hint=said.hint(request.query, total),
@@ -245,6 +249,7 @@ def _session_page(
         offset=request.offset,
         limit=request.limit,
         hasMore=end < len(order),
+        nextOffset=end if end < len(order) else None,
         results=results,
         coverage=said.coverage(),
         hint=said.hint(request.query, len(order)),

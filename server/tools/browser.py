@@ -42,6 +42,7 @@ from server.settings import DEMO_APP_URL
 from server.state import ServerState
 from server.tools.browser_steps import Recorded, look, record_call
 from server.tools.spec import ToolSpec
+from server.workload import Busy, ClientGone
 
 
 class StepResult(Result):
@@ -162,7 +163,7 @@ async def _describe(
     result = DescribeResult(state=seen.state, testIds=seen.testIds, a11y=seen.a11y)
     try:
         prior = await state.query(partial(state.engine.prior_knowledge, context))
-    except IndexUnavailable as exc:  # the screen is still worth describing
+    except (IndexUnavailable, Busy, ClientGone) as exc:  # the screen is still worth describing
         return result.model_copy(update={"priorKnowledgeError": exc.message})
     draft.observation = seen.model_copy(update={"priorKnowledge": prior.to_json_dict()})
     state.offers.offer(session.session_id, suggestion_offers(prior))

@@ -3,7 +3,7 @@ step doing it alone is (and shared with such steps), the batch's vector is the n
 of its parts' vectors. A first build of today's records then embeds about as much as one of the
 same actions recorded one by one (`scripts/bench_formats.py`)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,9 +39,11 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     texts: list[str] = []
     real = Embedder.embed
 
-    def counting(self: Embedder, batch: Sequence[str]) -> Vectors:
+    def counting(
+        self: Embedder, batch: Sequence[str], progress: Callable[[], None] | None = None
+    ) -> Vectors:
         texts.extend(batch)
-        return real(self, batch)
+        return real(self, batch, progress)
 
     monkeypatch.setattr(Embedder, "embed", counting)
     return texts

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from engine import KnowledgeEngine
-from engine.index import IndexLayout, sync_sessions
+from engine.index import IndexLayout, IndexWriter, sync_sessions
 from engine.live import LiveIndex, WriterLease, writer_pid
 from engine.records import KnowledgeStore
 from tests.engine.test_live import REPO, WRITER_SCRIPT, hits, new_session, step, wait_for
@@ -74,6 +74,16 @@ def blocked_writer(
     writer.close()
 
 
+def standby_of_a_blocked_batch(
+    store: KnowledgeStore, index_dir: Path, test_id: str
+) -> tuple[Path | None, LiveIndex]:
+    """The generation before, and a standby (not started), once a step (clicking `test_id`)
+    was recorded that the blocked writer's next batch takes."""
+    first = IndexLayout(index_dir).current()
+    store.record_step(step("mm-first1", test_id))
+    return first, live_index(store, index_dir)
+
+
 def test_a_writer_blocked_forever_is_replaced_and_steps_down_when_it_wakes(
     blocked_writer: tuple[LiveIndex, threading.Event],
     store: KnowledgeStore,
@@ -81,9 +91,7 @@ def test_a_writer_blocked_forever_is_replaced_and_steps_down_when_it_wakes(
     engine: KnowledgeEngine,
 ) -> None:
     stuck, release = blocked_writer
-    first = IndexLayout(index_dir).current()
-    store.record_step(step("mm-first1", "blocks-the-writer"))
-    standby = live_index(store, index_dir)
+    first, standby = standby_of_a_blocked_batch(store, index_dir, "blocks-the-writer")
     try:
         assert standby.start(wait=10)
         wait_for(lambda: standby.is_writer)
@@ -131,3 +139,52 @@ def test_a_sigstopped_writer_is_replaced(
         child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+def test_a_standby_that_took_over_a_busy_writer_keeps_its_intact_generation(
+    blocked_writer: tuple[LiveIndex, threading.Event],
+    store: KnowledgeStore,
+    index_dir: Path,
+    engine: KnowledgeEngine,
+) -> None:
+    """The holder was busy, not stopped: once it wakes it steps down and lets go of the
+    generation, and the standby writes that generation, rebuilding nothing."""
+    busy, release = blocked_writer
+    first, standby = standby_of_a_blocked_batch(store, index_dir, "keeps-the-writer-busy")
+    try:
+        assert standby.start(wait=10)
+        wait_for(lambda: standby._lease.held)
+        release.set()  # it finishes its batch, finds the lease gone, steps down
+        wait_for(lambda: standby.is_writer)
+        assert busy.stats.leaseLost == 1
+        assert standby.stats.rebuilds == 0
+        assert IndexLayout(index_dir).current() == first, "the same generation"
+        store.record_step(step("mm-first1", "indexed-by-the-standby"))
+        wait_for(lambda: "mm-first1/0003-mm_click" in hits(engine, "indexed by the standby"))
+        assert "mm-first1/0002-mm_click" in hits(engine, "keeps the writer busy")
+    finally:
+        standby.close()
+
+
+def test_a_writer_beats_while_it_embeds_one_large_session(
+    store: KnowledgeStore, index_dir: Path
+) -> None:
+    """A large session is one batch: the lease is renewed while its texts are embedded, not
+    only once the session is done (a standby took the lease from such a writer)."""
+    for number in range(200):
+        store.record_step(step("mm-first1", f"button-number-{number}"))
+    layout = IndexLayout(index_dir)
+    live = live_index(store, index_dir)
+    assert live.start(wait=30)
+    live.close()
+    beats: list[int] = []
+    generation = layout.current()
+    assert generation is not None
+    writer = IndexWriter(generation)
+    try:
+        for number in range(200, 400):
+            store.record_step(step("mm-first1", f"button-number-{number}"))
+        sync_sessions(store, writer, ["mm-first1"], progress=lambda: beats.append(1))
+    finally:
+        writer.close()
+    assert len(beats) > 2, "beats while embedding, not once per session"
