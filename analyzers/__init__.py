@@ -16,7 +16,7 @@ from analyzers.errors import (
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
-from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_nothing
+from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_no_memory, names_nothing
 from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
 from analyzers.text import tokenize
 from analyzers.typos import edit_distance, max_typo_edits
@@ -41,6 +41,7 @@ __all__ = [
     "glossed",
     "max_typo_edits",
     "names_a_failure",
+    "names_no_memory",
     "names_nothing",
     "names_something",
     "plain_failures",

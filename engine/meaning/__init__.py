@@ -6,7 +6,7 @@ side).
 
 from engine.meaning.clusters import cluster
 from engine.meaning.duplicates import Related, find_duplicates
-from engine.meaning.fusion import RERANK_WINDOW, Hit, fuse, settle
+from engine.meaning.fusion import RERANK_WINDOW, Hit, descending, fuse, keyword_scores, settle
 from engine.meaning.join import (
     QueryEmbedding,
     answer_mode,
@@ -42,10 +42,12 @@ __all__ = [
     "answer_mode",
     "cluster",
     "configured_embed_timeout",
+    "descending",
     "embed_soon",
     "embeddable",
     "find_duplicates",
     "fuse",
+    "keyword_scores",
     "meaning_fields",
     "query_embedding",
     "settle",

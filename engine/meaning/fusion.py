@@ -152,3 +152,25 @@ def fuse(hits: list[Hit], weight: float) -> list[Hit]:
         )
     hits.sort(key=attrgetter("tie"))
     return hits
+
+
+def keyword_scores(hits: list[Hit]) -> None:
+    """A keyword answer's scores on the scale the fusion uses (`fuse` with no weight on meaning):
+    each hit's keyword score relative to the best one's. The rerank window's scores carry the
+    rerank's factors and the hits past it plain BM25, so past the window a score may read
+    higher than the window's last; `descending` caps it."""
+    best = max((hit.keyword or 0.0 for hit in hits), default=0.0) or 1.0
+    for hit in hits:
+        hit.score = (hit.keyword or 0.0) / best
+
+
+def descending(hits: list[Hit]) -> None:
+    """Make the scores of an ordered answer never increase down it, in place: a hit's score is
+    at most the one's before it. The order is the tiers' first (what an identifier typed was
+    renamed to, exact identifiers, failures named), then the score: a hit of a later tier can
+    score higher than the last of an earlier one, and is shown at that one's score, so that an
+    agent reading the scores reads the order."""
+    ceiling = 1.0
+    for hit in hits:
+        ceiling = min(ceiling, max(0.0, hit.score))
+        hit.score = ceiling

@@ -189,8 +189,13 @@ def with_meaning(
     # in its window: one hit of 100 covering two words of three explains nothing when the top
     # ones do not; `scripts/bench_quality.py`).
     explained = window[0].coverage if window else 0.0
-    fused = fuse(list(candidates.values()), semantic_weight(explained))
-    fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
+    weight = semantic_weight(explained)
+    fused = fuse(list(candidates.values()), weight)
+    past = [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
+    best_kw = max((hit.keyword or 0.0 for hit in window), default=0.0) or 1.0
+    for hit in past:  # on the fusion's scale: their keyword score relative to the best's
+        hit.score = (1 - weight) * (hit.keyword or 0.0) / best_kw
+    fused += past
     # stable: leads, exact, failures named, the rest
     fused.sort(key=lambda hit: (not hit.lead, not hit.exact, not hit.failed))
     semantic_only = sum(1 for key in found if key not in matching)

@@ -19,7 +19,7 @@ from analyzers import (
     analyze_query,
     failures_named,
     names_a_failure,
-    names_nothing,
+    names_no_memory,
     split_identifier,
 )
 from engine.index import DOC_STEP, FIELD_BOOSTS
@@ -59,8 +59,8 @@ class Concept:
     part_of: str | None
     """The identifier typed whole that this word is a part of (`send` of `coin-overview-send`)."""
     asks: bool
-    """It only shapes the sentence (`how`, `my`, `of`: `analyzers.names_nothing`): an answer
-    is not missing anything when no step holds it."""
+    """It names no particular memory (`how`, `my`, `of`, `up`, `get`, `page`:
+    `analyzers.names_no_memory`): an answer is not missing anything when no step holds it."""
     indexed: bool
     """Some step of the index holds one of its tokens (a clause exists)."""
     read_as: str | None
@@ -205,7 +205,7 @@ def _concepts(
                 tokens=frozenset(t.token for t in mine),
                 identifier=any(t.kind == "whole" for t in mine),
                 part_of=next((w for w, parts in wholes.items() if text in parts), None),
-                asks=names_nothing(text),
+                asks=names_no_memory(text),
                 indexed=bool(found),
                 read_as=typos[0] if typos and len(typos) == len(found) else None,
             )

@@ -44,6 +44,8 @@ from engine.meaning import (
     Related,
     SemanticLeg,
     answer_mode,
+    descending,
+    keyword_scores,
     meaning_fields,
     query_embedding,
     settle,
@@ -162,6 +164,9 @@ def search(
             phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
+    if mode_used == "keyword":
+        keyword_scores(ranked)
+    descending(ranked)  # in every mode: relative to the best candidate, down the order
     said = _Said(plan, page_held, covers, _narrowed(request))
     if sessions_asked:
         settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
