@@ -13,6 +13,7 @@ from analyzers.errors import (
     names_a_failure,
     plain_failures,
 )
+from analyzers.forms import is_sentence
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
@@ -39,6 +40,7 @@ __all__ = [
     "failure_kinds",
     "failures_named",
     "glossed",
+    "is_sentence",
     "max_typo_edits",
     "names_a_failure",
     "names_no_memory",
