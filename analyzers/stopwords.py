@@ -84,6 +84,8 @@ GENERIC_WORDS: frozenset[str] = frozenset(
         *("down", "during", "except", "inside", "into", "near", "onto", "out", "outside"),
         *("over", "past", "per", "round", "since", "through", "throughout", "till", "toward"),
         *("towards", "under", "underneath", "until", "up", "upon", "via", "within", "without"),
+        # negation: a failure is read from its phrase (`analyzers.errors`), not from `not`
+        *("not", "no"),
         # conjunctions
         *("although", "because", "though", "unless", "whereas", "whether", "while", "once"),
         *("instead", "rather", "either", "neither", "nor", "yet", "otherwise"),

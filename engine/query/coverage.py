@@ -75,17 +75,19 @@ def search_coverage(plan: PlannedQuery, held: int) -> SearchCoverage:
 
 
 def coverage_hint(
-    plan: PlannedQuery, held: int, answered: bool, narrowed: bool = False
+    plan: PlannedQuery, held: int, shown: int | None, narrowed: bool = False
 ) -> str | None:
     """One sentence on what the answer lacks: the identifiers no step holds, then the other
-    concepts no step mentions, then what the results do match (`answered`: there are results);
-    a concept read as a typo correction is said too. None when nothing is missing. `narrowed`:
-    the search had a scope or filters, within which `held` was counted, so the sentence says
-    so (a word every other session holds is not one no step mentions)."""
+    concepts no step mentions, then what the results shown do match (`shown`: the concepts the
+    results hold, as a bit mask; None: there are no results), so that a word some other step
+    holds is never said to be matched by results that match only by meaning; a concept read
+    as a typo correction is said too. None when nothing is missing. `narrowed`: the search had
+    a scope or filters, within which `held` was counted, so the sentence says so (a word every
+    other session holds is not one no step mentions)."""
     concepts = plan.concepts
     judged = counted(plan, held)
     missing = [concepts[i] for i in judged if not held >> i & 1]
-    found = [concepts[i].said for i in judged if held >> i & 1]
+    found = [concepts[i].said for i in judged if (shown or 0) >> i & 1]
     read = [
         f"Read {_quoted(c.said)} as {_quoted(c.read_as)}."
         for i, c in enumerate(concepts)
@@ -102,7 +104,7 @@ def coverage_hint(
         said.append(f"{'no' if said else 'No'} {recorded} mentions {_either(words)}")
     if not said:
         return " ".join(read) or None
-    if answered:
+    if shown is not None:
         said.append(f"results match {_both(found)} only" if found else "results match by meaning")
     return " ".join(["; ".join(said) + ".", *read])
 

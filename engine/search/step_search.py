@@ -693,7 +693,10 @@ def _narrowed(request: SearchInput) -> bool:
 class _Said:
     """What a page says of its query: its coverage and hint, and each result's confidence
     (`engine.query.coverage`). `page_held`: the concepts some step within the search's filters
-    holds; `covers`: the rerank's reading of rank records (a result's own concepts)."""
+    holds; `covers`: the rerank's reading of rank records (a result's own concepts). The
+    concepts the results shown hold (`shown`) are gathered as each one's confidence is asked
+    (every result shown, a step or a session's best step, has one): what the hint says they
+    match."""
 
     def __init__(
         self, plan: PlannedQuery, page_held: int, covers: Coverage, narrowed: bool
@@ -701,16 +704,19 @@ class _Said:
         self.plan, self.page_held, self.covers = plan, page_held, covers
         self.narrowed = narrowed
         self._judged = counted(plan, page_held)
+        self.shown = 0
 
     def coverage(self) -> SearchCoverage:
         return search_coverage(self.plan, self.page_held)
 
     def confidence(self, hit: Hit) -> float:
         held = self.covers.held(first_value(hit.doc, "rank"), hit.exact)
+        self.shown |= held
         return confidence(self._judged, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:
-        lacks = coverage_hint(self.plan, self.page_held, total > 0, self.narrowed)
+        shown = self.shown if total else None
+        lacks = coverage_hint(self.plan, self.page_held, shown, self.narrowed)
         if total:
             return lacks
         return " ".join(filter(None, [lacks, _empty_hint(query, self.narrowed)]))

@@ -155,3 +155,63 @@ def test_an_unfiltered_miss_speaks_of_no_filters(corpus: Knowledge) -> None:
     assert page.total == 0 and page.hint is not None
     assert page.hint.startswith("No recorded step mentions 'airdrop'")
     assert "with these filters" not in page.hint
+
+
+def test_generic_words_of_a_sentence_are_not_concepts(corpus: Knowledge) -> None:
+    """An agent's sentence is full of words no step needs to hold (`because`, `until`, `up`,
+    `box`, `page`, `get`): counting them flagged most legitimate sentences as not covered."""
+    page = search(corpus, "the box on the page would not get me through to send ETH because of it")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert page.coverage.covered == ["send", "ETH"]
+    assert page.hint is None
+
+
+def test_a_content_word_in_a_sentence_is_still_flagged(corpus: Knowledge) -> None:
+    page = search(corpus, "how do I get the airdrop up on the page")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == ["airdrop"]
+
+
+def test_the_hint_names_only_what_the_results_shown_match(corpus: Knowledge) -> None:
+    """In meaning-only search the results need not hold the words some other step holds: a
+    hint saying they match 'ETH' would claim a match that is not there."""
+    page = search(corpus, "airdrop from the dapp", mode="semantic", limit=1, minSimilarity=0.0)
+    top = page.steps()[0]
+    assert page.hint is not None
+    assert top.matchType == "semantic", "the nearest step by meaning holds no word of the query"
+    assert page.hint.endswith("results match by meaning.")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join(["please", "send", "the", "ETH", "to", "my", "friend", "right", "now"] * 7),
+        "what is it?",
+        "envoyer des ETH à un ami, send ETH to a friend",
+        "ウォレットのロックを解除する unlock the wallet",
+        "why did clicking coin-overview-send on the home screen do nothing at all",
+    ],
+)
+def test_bad_input_is_answered_in_the_envelope_with_honest_coverage(
+    corpus: Knowledge, query: str
+) -> None:
+    """A 60-word sentence, a question of function words only, half another language, a testId
+    inside a sentence: an answer, with its coverage true to what was and was not understood."""
+    for mode in ("hybrid", "keyword", "semantic"):
+        page = search(corpus, query, mode=mode)
+        assert page.coverage is not None
+        scores = [r.score for r in page.steps()]
+        assert scores == sorted(scores, reverse=True)
+        if query == "what is it?":
+            assert page.total == 0 and page.hint is not None
+            continue
+        said = {w.lower() for w in page.coverage.covered + page.coverage.uncovered}
+        assert said.isdisjoint({"the", "to", "my", "please", "right", "now", "why", "at", "all"})
+        assert page.total > 0
+        if "coin-overview-send" in query:
+            assert "coin-overview-send" in page.coverage.covered
+        if "ウ" in query:
+            assert page.coverage.uncovered == ["ウォレットのロックを解除する"]
+        if "envoyer" in query:
+            assert "send" in page.coverage.covered and "envoyer" in page.coverage.uncovered
