@@ -56,13 +56,6 @@ def test_scores_never_increase_and_stay_within_zero_and_one(
     assert scores == sorted(scores, reverse=True), scores
 
 
-def test_pages_continue_the_scores_of_the_page_before(corpus: Knowledge) -> None:
-    first = corpus.search("send swap ETH", mode="keyword", limit=3)
-    second = corpus.search("send swap ETH", mode="keyword", limit=3, offset=3)
-    assert first.steps() and second.steps()
-    assert min(r.score for r in first.steps()) >= max(r.score for r in second.steps())
-
-
 def test_a_sentence_leans_on_meaning_at_least_half() -> None:
     assert is_sentence("which thing do I press to begin paying someone")
     assert not is_sentence("send flow")
