@@ -186,10 +186,13 @@ def test_the_hint_names_only_what_the_results_shown_match(corpus: Knowledge) -> 
 @pytest.mark.parametrize(
     "query",
     [
-        " ".join(["please", "send", "the", "ETH", "to", "my", "friend", "right", "now"] * 7),
+        # 58 words within the 200 characters a query may have
+        "so I go to the home tab and I hit send and I pick ETH and I put in 1 and I hit go and "
+        "it is not on the next tab so I go back and I hit send on it and it is not up yet so I "
+        "ask why it is so odd to me",
         "what is it?",
         "envoyer des ETH à un ami, send ETH to a friend",
-        "ウォレットのロックを解除する unlock the wallet",
+        "ウォレットから送金する send ETH",
         "why did clicking coin-overview-send on the home screen do nothing at all",
     ],
 )
@@ -207,11 +210,11 @@ def test_bad_input_is_answered_in_the_envelope_with_honest_coverage(
             assert page.total == 0 and page.hint is not None
             continue
         said = {w.lower() for w in page.coverage.covered + page.coverage.uncovered}
-        assert said.isdisjoint({"the", "to", "my", "please", "right", "now", "why", "at", "all"})
+        assert said.isdisjoint({"the", "to", "so", "go", "up", "yet", "why", "at", "all", "not"})
         assert page.total > 0
         if "coin-overview-send" in query:
             assert "coin-overview-send" in page.coverage.covered
         if "ウ" in query:
-            assert page.coverage.uncovered == ["ウォレットのロックを解除する"]
+            assert page.coverage.uncovered == ["ウォレットから送金する"]
         if "envoyer" in query:
             assert "send" in page.coverage.covered and "envoyer" in page.coverage.uncovered
