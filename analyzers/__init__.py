@@ -13,7 +13,7 @@ from analyzers.errors import (
     names_a_failure,
     plain_failures,
 )
-from analyzers.forms import is_sentence
+from analyzers.forms import asks_what_is_shown, is_sentence
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
@@ -33,6 +33,7 @@ __all__ = [
     "SynonymTable",
     "analyze",
     "analyze_query",
+    "asks_what_is_shown",
     "default_glossary",
     "edit_distance",
     "error_words",

@@ -27,3 +27,38 @@ def is_sentence(text: str) -> bool:
     if len(said) < SENTENCE_WORDS or any(len(split_identifier(word)) > 1 for word in said):
         return False
     return sum(1 for word in said if names_no_memory(word)) >= SENTENCE_FRAME_WORDS
+
+
+ASKING_WHAT = frozenset({"what", "which", "whats"})
+"""Question words that ask for a thing, not a way (`how`) or a cause (`why`)."""
+SHOWING_WORDS = frozenset(
+    {
+        *("show", "shows", "shown", "showed", "showing", "display", "displays", "displayed"),
+        *("appear", "appears", "appeared", "visible", "see", "seen", "sees", "look", "looks"),
+        *("say", "says", "said", "read", "reads", "contain", "contains", "listed", "list"),
+    }
+)
+"""Verbs of what a screen shows: a question asking what something shows, looks like, says or
+lists asks for what a screen was observed to hold."""
+BEING = frozenset({"is", "are", "was", "were", "s"})
+WORDS_TO_ON = 4
+"""`what [fields] are on …`: how far after the question word its `is on` may come."""
+"""`what is on …`, `what's on …` (an apostrophe splits `what's`), `what are on …`."""
+
+
+def asks_what_is_shown(text: str) -> bool:
+    """Whether a query asks what a screen shows: a question for a thing (`what`, `which`)
+    with a verb of showing (`what did the first screen show`, `which buttons appear`) or
+    asking what is on something (`what's on the signature popup`, `what fields are on the
+    review`)."""
+    said = [word.lower() for word in words(text)]
+    if not ASKING_WHAT.intersection(said):
+        return False
+    if SHOWING_WORDS.intersection(said):
+        return True
+    asking = [i for i, word in enumerate(said) if word in ASKING_WHAT]
+    return any(
+        said[j] in BEING and said[j + 1] == "on"
+        for i in asking
+        for j in range(i + 1, min(i + WORDS_TO_ON, len(said) - 1))
+    )

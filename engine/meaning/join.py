@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import tantivy
 
-from analyzers import SynonymTable, glossed, is_sentence
+from analyzers import SynonymTable, asks_what_is_shown, glossed, is_sentence
 from engine.core import SearchInput
 from engine.embedding import Embedder, Vectors
 from engine.index import doc_key, names_an_observation, unscored
@@ -95,7 +95,7 @@ class QueryEmbedding:
 def query_embedding(query: str, synonyms: SynonymTable) -> QueryEmbedding:
     """What a search embeds for `query` (not started yet)."""
     means = synonyms.glossary.meanings(query)
-    observing = any(names_an_observation(words) for words in means)
+    observing = asks_what_is_shown(query) or any(names_an_observation(w) for w in means)
     return QueryEmbedding(glossed(query, means) or query, observing)
 
 
