@@ -17,6 +17,7 @@ from analyzers import (
     QueryTerm,
     SynonymTable,
     analyze_query,
+    asks_what_is_shown,
     failures_named,
     names_a_failure,
     names_no_memory,
@@ -90,6 +91,9 @@ class PlannedQuery:
     failed: bool = False
     """The query says something failed, whatever the error (`analyzers.names_a_failure`): its
     failed steps rank above the rest when it names no kind."""
+    observing: bool = False
+    """The query asks what a screen shows (`analyzers.asks_what_is_shown`): the rerank prefers
+    the steps that observed a screen (`engine.search.step_search._rank_tier`)."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -182,6 +186,7 @@ def plan_query(
         _concepts(base, list(terms.values()), keys, held),
         failures_named(text),
         names_a_failure(text),
+        asks_what_is_shown(text),
     )
 
 

@@ -94,6 +94,10 @@ MAX_RENAMED = 100
 needed: any hundred of them name the same few successors)."""
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.6
+OBSERVATION_FACTOR = 1.5
+"""A step that observed a screen, found by a query asking what a screen shows
+(`PlannedQuery.observing`), counts this much more: the keyword leg's reading of the question
+that the semantic leg has in its text weights (`engine.meaning.semantic_leg.text_weights`)."""
 CAUTION_FACTOR = 0.5
 """A step whose target looks destructive, found by a query that does not ask for that,
 counts half: one recording of a click on `delete-account-confirm` named "Send" must not
@@ -483,6 +487,8 @@ def _rank_tier(
         record = first_value(doc, "rank")  # converted from the stored document at each access
         preferred, coverage = covers.of(record, tier.exact)
         factor = _rerank_factor(preferred, coverage, now_ms - when)
+        if covers.plan.observing and first_value(doc, "memory_type") == "screen":
+            factor *= OBSERVATION_FACTOR
         reranked.append(score * factor * (CAUTION_FACTOR if key in cautioned else 1.0))
         coverages.append(coverage)
         held.append(covers.held(record, tier.exact))
