@@ -10,7 +10,7 @@ from analyzers import is_sentence
 from engine.meaning.fusion import SENTENCE_MEANING, semantic_weight
 from tests.conftest import Knowledge
 
-S1, S2 = "mm-score-send", "mm-score-swap"
+S1, S2, S3 = "mm-score-send", "mm-score-swap", "mm-score-home"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,8 @@ def corpus(module_kb: Knowledge) -> Knowledge:
     kb.step(S2, test_id="coin-overview-swap", screen="swap")
     kb.step(S2, "mm_type", test_id="from-amount", text="1", screen="swap")
     kb.step(S2, test_id="bridge-cta-button", screen="swap")
+    kb.session(S3, hours_ago=1, goal="Open the account menu", flow_tags=["settings"])
+    kb.step(S3, test_id="home-tab", screen="home")
     kb.engine()
     return kb
 
@@ -63,3 +65,12 @@ def test_a_sentence_always_leans_on_meaning_too() -> None:
     assert semantic_weight(1.0, sentence=True) == SENTENCE_MEANING > 0
     assert semantic_weight(1.0) == 0.0
     assert semantic_weight(0.0, sentence=True) == 1.0
+
+
+def test_a_question_asking_what_a_screen_shows_ranks_observed_screens_first(
+    corpus: Knowledge,
+) -> None:
+    """Keyword search reads the question too: the step that looked at the home screen answers
+    "what is on the home screen", before the clicks made there."""
+    page = corpus.search("what is on the home screen", mode="keyword", limit=3)
+    assert page.steps()[0].tool == "mm_describe_screen"
