@@ -33,7 +33,8 @@ FILLERS = (
     *("everything", "something", "anything", "all", "things", "stuff"),
 )
 """Words people put inside a phrasal verb (`turn it off`, `log me back in`, `switch them back
-on`, `shut everything down`): an expression still matches with up to `MAX_FILLERS` of them between its words."""
+on`, `shut everything down`): an expression still matches with up to `MAX_FILLERS` of them
+between its words."""
 MAX_FILLERS = 2
 
 

@@ -111,11 +111,15 @@ GENERIC_WORDS: frozenset[str] = frozenset(
         *("actually", "already", "always", "anyway", "basically", "currently", "even"),
         *("maybe", "never", "now", "often", "only", "perhaps", "quite", "right", "simply"),
         *("somehow", "sometimes", "soon", "too", "usually", "well", "probably", "exactly"),
-        *("first", "next", "later", "almost", "whenever", "wherever"),
+        *("first", "next", "later", "almost", "whenever", "wherever", "earlier", "recent"),
+        *("recently", "lately", "meanwhile", "eventually", "finally", "suddenly"),
+        *("use", "uses", "used", "using"),
         # what every step of a web UI test happens in: the browser, a page, a site, an element
         *("browser", "page", "pages", "site", "sites", "website", "websites", "webpage", "web"),
         *("window", "element", "elements", "app", "application", "ui", "interface", "box"),
         *("field", "fields", "demo", "sample", "example", "agent", "user", "tool", "tools"),
+        *("popup", "popups", "dialog", "modal", "view", "views", "item", "items", "entry"),
+        *("entries", "step", "steps", "run", "runs"),
     }
 )
 """Words that name no particular memory, though they may be more than a question's shape: the

@@ -218,3 +218,12 @@ def test_bad_input_is_answered_in_the_envelope_with_honest_coverage(
             assert page.coverage.uncovered == ["ウォレットから送金する"]
         if "envoyer" in query:
             assert "send" in page.coverage.covered and "envoyer" in page.coverage.uncovered
+
+
+def test_the_verbs_of_ui_testing_meet_the_actions_recorded(corpus: Knowledge) -> None:
+    """`typing` is its own word to the stemmer and `press` no recorded word: both name the
+    browser tools' actions (type, click), which the steps hold."""
+    page = search(corpus, "typing the recipient address then pressing continue")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert {"typing", "pressing"} <= set(page.coverage.covered)
