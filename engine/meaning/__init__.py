@@ -6,7 +6,16 @@ side).
 
 from engine.meaning.clusters import cluster
 from engine.meaning.duplicates import Related, find_duplicates
-from engine.meaning.fusion import RERANK_WINDOW, Hit, descending, fuse, keyword_scores, settle
+from engine.meaning.fusion import (
+    RERANK_WINDOW,
+    SENTENCE_MEANING,
+    Hit,
+    descending,
+    fuse,
+    keyword_scores,
+    semantic_weight,
+    settle,
+)
 from engine.meaning.join import (
     QueryEmbedding,
     answer_mode,
@@ -33,6 +42,7 @@ __all__ = [
     "OBSERVATION_WEIGHT",
     "RERANK_WINDOW",
     "SCREEN_WEIGHT",
+    "SENTENCE_MEANING",
     "EmbeddingTimeout",
     "Hit",
     "KeyRows",
@@ -50,6 +60,7 @@ __all__ = [
     "keyword_scores",
     "meaning_fields",
     "query_embedding",
+    "semantic_weight",
     "settle",
     "start_meaning",
     "top_rows",

@@ -7,7 +7,7 @@ higher number.
 import pytest
 
 from analyzers import is_sentence
-from engine.meaning.fusion import SENTENCE_MEANING, semantic_weight
+from engine.meaning import SENTENCE_MEANING, semantic_weight
 from tests.conftest import Knowledge
 
 S1, S2, S3 = "mm-score-send", "mm-score-swap", "mm-score-home"
