@@ -63,6 +63,7 @@ from engine.query import (
     ReadView,
     SessionSources,
     TypoVocabulary,
+    by_meaning,
     confidence,
     counted,
     coverage_hint,
@@ -218,7 +219,7 @@ def search(
         limit=request.limit,
         hasMore=request.offset + len(results) < total,
         results=results,
-        coverage=search_coverage(plan, page_held),
+        coverage=said.coverage(),
         hint=said.hint(request.query, total),
         known=known_values(searcher, phrases) if total == 0 else None,
         mode=request.mode,
@@ -711,18 +712,25 @@ class _Said:
         self.narrowed = narrowed
         self._judged = counted(plan, page_held)
         self.shown = 0
+        self.nearest: float | None = None
+        """The highest similarity of a result shown (None: none was found by meaning)."""
+
+    def _meant(self) -> int:
+        return by_meaning(self.plan, self.page_held, self.nearest)
 
     def coverage(self) -> SearchCoverage:
-        return search_coverage(self.plan, self.page_held)
+        return search_coverage(self.plan, self.page_held, self._meant())
 
     def confidence(self, hit: Hit) -> float:
         held = self.covers.held(first_value(hit.doc, "rank"), hit.exact)
         self.shown |= held
+        if hit.similarity is not None:
+            self.nearest = max(self.nearest or 0.0, hit.similarity)
         return confidence(self._judged, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:
         shown = self.shown if total else None
-        lacks = coverage_hint(self.plan, self.page_held, shown, self.narrowed)
+        lacks = coverage_hint(self.plan, self.page_held, shown, self.narrowed, self._meant())
         if total:
             return lacks
         return " ".join(filter(None, [lacks, _empty_hint(query, self.narrowed)]))

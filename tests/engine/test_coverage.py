@@ -227,3 +227,33 @@ def test_the_verbs_of_ui_testing_meet_the_actions_recorded(corpus: Knowledge) ->
     assert page.coverage is not None
     assert page.coverage.uncovered == []
     assert {"typing", "pressing"} <= set(page.coverage.covered)
+
+
+def test_a_word_said_differently_is_covered_by_meaning_and_said_so(corpus: Knowledge) -> None:
+    """No step says 'budge', but the sentence as a whole is near the steps that sent ETH: the
+    word is said differently, not something nobody recorded. The page must not flag it, and
+    its hint must say the results match it by meaning, never by words."""
+    page = search(corpus, "the continue button to send ETH would not budge")
+    assert page.coverage is not None
+    assert page.coverage.byMeaning == ["budge"]
+    assert page.coverage.uncovered == []
+    assert "budge" not in page.coverage.covered
+    assert page.hint == "No step says 'budge'; the results match it by meaning, not by words."
+
+
+def test_keyword_search_covers_nothing_by_meaning(corpus: Knowledge) -> None:
+    page = search(corpus, "the continue button to send ETH would not budge", mode="keyword")
+    assert page.coverage is not None
+    assert page.coverage.byMeaning == []
+    assert page.coverage.uncovered == ["budge"]
+
+
+@pytest.mark.parametrize(
+    "query", ["claim the airdrop with ETH", "gas-station-toggle", "swap ETH for stablecoins"]
+)
+def test_what_nobody_recorded_is_not_covered_by_meaning(corpus: Knowledge, query: str) -> None:
+    """A query about something no step is about stays flagged: its sentence is far from every
+    step, and an identifier no step holds is never matched by meaning."""
+    page = search(corpus, query)
+    assert page.coverage is not None
+    assert page.coverage.uncovered and page.coverage.byMeaning == []
