@@ -13,10 +13,11 @@ from analyzers.errors import (
     names_a_failure,
     plain_failures,
 )
+from analyzers.forms import asks_what_is_shown, is_sentence
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
-from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_nothing
+from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_no_memory, names_nothing
 from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
 from analyzers.text import tokenize
 from analyzers.typos import edit_distance, max_typo_edits
@@ -32,6 +33,7 @@ __all__ = [
     "SynonymTable",
     "analyze",
     "analyze_query",
+    "asks_what_is_shown",
     "default_glossary",
     "edit_distance",
     "error_words",
@@ -39,8 +41,10 @@ __all__ = [
     "failure_kinds",
     "failures_named",
     "glossed",
+    "is_sentence",
     "max_typo_edits",
     "names_a_failure",
+    "names_no_memory",
     "names_nothing",
     "names_something",
     "plain_failures",

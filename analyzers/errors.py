@@ -28,7 +28,14 @@ FAILED_WORDS = ("failed", "error")
 """What people say of any error, whatever its kind ("why did the unlock fail")."""
 FAILED_SAYS = (
     *("fail", "fails", "failed", "failing", "failure", "failures"),
-    *("didn't work", "did not work", "doesn't work", "does not work"),
+    *("didn't work", "did not work", "doesn't work", "does not work", "won't work"),
+    *("wouldn't work", "would not work", "isn't working", "is not working", "not working"),
+    # an action that had no effect: a click that "did nothing" failed, whatever stopped it
+    *("did nothing", "does nothing", "nothing happened", "nothing happens", "no effect"),
+    *("didn't respond", "did not respond", "doesn't respond", "does not respond"),
+    *("not responding", "unresponsive", "went wrong", "errored", "crashed", "stuck"),
+    *("can't click", "cannot click", "couldn't click", "could not click", "unable to click"),
+    *("can't press", "cannot press", "couldn't press", "could not press", "unable to press"),
 )
 """What people say of an action that failed, whatever the error: a query holding one asks for
 the failed steps (`names_a_failure`). Not `error`, which also names what a page says (an
@@ -76,7 +83,11 @@ FAILURES: tuple[Failure, ...] = (
         (
             *("can't find", "cannot find", "couldn't find", "could not find", "can't locate"),
             *("couldn't locate", "could not locate", "no such element", "does not exist"),
-            *("doesn't exist", "not there"),
+            *("doesn't exist", "not there", "unable to find", "unable to locate"),
+            # the passive of the same: "the field could not be found"
+            *("could not be found", "couldn't be found", "cannot be found", "can't be found"),
+            *("wasn't found", "was not found", "isn't found", "is not found", "is missing"),
+            *("was missing", "nowhere to be found"),
         ),
         ("missing",),
         "the element could not be found",
@@ -106,6 +117,8 @@ FAILURES: tuple[Failure, ...] = (
         (
             *("not a text field", "not a text box", "not a textbox", "not an input field"),
             *("read only", "can't type", "cannot type", "can't fill", "cannot fill"),
+            *("couldn't type", "could not type", "unable to type", "couldn't fill"),
+            *("could not fill", "unable to fill"),
         ),
         ("editable", "textbox"),
         "it was not a text field",
@@ -138,7 +151,8 @@ FAILURES: tuple[Failure, ...] = (
         (
             *("refused to connect", "refused the connection", "site down", "server down"),
             *("not running", "can't connect", "cannot connect", "couldn't connect"),
-            *("unreachable", "can't reach", "cannot reach"),
+            *("unreachable", "can't reach", "cannot reach", "couldn't reach", "could not reach"),
+            *("unable to connect", "unable to reach"),
         ),
         ("refused", "unreachable", "offline"),
         "the site was not running",
@@ -156,7 +170,12 @@ FAILURES: tuple[Failure, ...] = (
     Failure(
         "navigation",
         ("navigation failed",),
-        ("page didn't load", "page did not load", "wouldn't load", "would not load"),
+        (
+            *("page didn't load", "page did not load", "wouldn't load", "would not load"),
+            *("won't load", "didn't load", "did not load", "doesn't load", "does not load"),
+            *("failed to load", "couldn't load", "could not load", "can't load", "cannot load"),
+            *("unable to load", "couldn't open", "could not open", "unable to open"),
+        ),
         plain="the page could not be opened",
     ),
     # The browser tools' `MM_NO_ACTIVE_SESSION`; Playwright's `Target page, context or browser

@@ -30,9 +30,11 @@ from analyzers.text import words
 FILLERS = (
     *("it", "them", "this", "that", "these", "those"),
     *("me", "us", "him", "her", "back", "again"),
+    *("everything", "something", "anything", "all", "things", "stuff"),
 )
 """Words people put inside a phrasal verb (`turn it off`, `log me back in`, `switch them back
-on`): an expression still matches with up to `MAX_FILLERS` of them between its words."""
+on`, `shut everything down`): an expression still matches with up to `MAX_FILLERS` of them
+between its words."""
 MAX_FILLERS = 2
 
 

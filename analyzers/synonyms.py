@@ -27,6 +27,11 @@ DEFAULT_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("connect", "link", "authorize"),
     ("swap", "exchange", "trade"),
     ("sign", "signature"),
+    # the browser tools' actions in the verbs of UI testing (Playwright's click / tap, fill /
+    # type): `typing` is its own word to the stemmer, which keeps stems of 4 letters or more
+    ("click", "press", "tap"),
+    ("type", "typing", "typed", "fill"),
+    ("navigate", "visit"),
 )
 
 

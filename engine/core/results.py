@@ -128,10 +128,14 @@ class SearchCoverage(Result):
     """Which concepts of a query (words, expressions, whole identifiers, as typed) some step
     within the search's scope and filters holds, by its words or their stems, synonyms, glossary
     translations, spellings, typo corrections or completions, and which none does. Words that
-    only shape the question (`how`, `my`, `of`) are in neither list."""
+    only shape the question (`how`, `my`, `of`) are in no list."""
 
     covered: list[str]
     uncovered: list[str]
+    byMeaning: list[str] = Field(default_factory=list)
+    """Words no step holds that the results shown match by meaning: the whole query is near
+    enough to them (`engine.query.coverage.MEANING_FLOOR`) to read the word as said
+    differently, not as something nobody recorded. Never an identifier."""
 
 
 class KnownValues(Result):

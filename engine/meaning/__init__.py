@@ -6,7 +6,16 @@ side).
 
 from engine.meaning.clusters import cluster
 from engine.meaning.duplicates import Related, find_duplicates
-from engine.meaning.fusion import RERANK_WINDOW, Hit, fuse, settle
+from engine.meaning.fusion import (
+    RERANK_WINDOW,
+    SENTENCE_MEANING,
+    Hit,
+    descending,
+    fuse,
+    keyword_scores,
+    semantic_weight,
+    settle,
+)
 from engine.meaning.join import (
     QueryEmbedding,
     answer_mode,
@@ -33,6 +42,7 @@ __all__ = [
     "OBSERVATION_WEIGHT",
     "RERANK_WINDOW",
     "SCREEN_WEIGHT",
+    "SENTENCE_MEANING",
     "EmbeddingTimeout",
     "Hit",
     "KeyRows",
@@ -42,12 +52,15 @@ __all__ = [
     "answer_mode",
     "cluster",
     "configured_embed_timeout",
+    "descending",
     "embed_soon",
     "embeddable",
     "find_duplicates",
     "fuse",
+    "keyword_scores",
     "meaning_fields",
     "query_embedding",
+    "semantic_weight",
     "settle",
     "start_meaning",
     "top_rows",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import tantivy
 
-from analyzers import SynonymTable, glossed
+from analyzers import SynonymTable, asks_what_is_shown, glossed, is_sentence
 from engine.core import SearchInput
 from engine.embedding import Embedder, Vectors
 from engine.index import doc_key, names_an_observation, unscored
@@ -95,7 +95,7 @@ class QueryEmbedding:
 def query_embedding(query: str, synonyms: SynonymTable) -> QueryEmbedding:
     """What a search embeds for `query` (not started yet)."""
     means = synonyms.glossary.meanings(query)
-    observing = any(names_an_observation(words) for words in means)
+    observing = asks_what_is_shown(query) or any(names_an_observation(w) for w in means)
     return QueryEmbedding(glossed(query, means) or query, observing)
 
 
@@ -189,8 +189,13 @@ def with_meaning(
     # in its window: one hit of 100 covering two words of three explains nothing when the top
     # ones do not; `scripts/bench_quality.py`).
     explained = window[0].coverage if window else 0.0
-    fused = fuse(list(candidates.values()), semantic_weight(explained))
-    fused += [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
+    weight = semantic_weight(explained, is_sentence(request.query))
+    fused = fuse(list(candidates.values()), weight)
+    past = [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
+    best_kw = max((hit.keyword or 0.0 for hit in window), default=0.0) or 1.0
+    for hit in past:  # on the fusion's scale: their keyword score relative to the best's
+        hit.score = (1 - weight) * (hit.keyword or 0.0) / best_kw
+    fused += past
     # stable: leads, exact, failures named, the rest
     fused.sort(key=lambda hit: (not hit.lead, not hit.exact, not hit.failed))
     semantic_only = sum(1 for key in found if key not in matching)

@@ -7,6 +7,7 @@ evidence, salience and source session). Imports the layers up to `engine.index`;
 
 from engine.query.coverage import (
     NO_WORDS,
+    by_meaning,
     confidence,
     counted,
     coverage_hint,
@@ -52,6 +53,7 @@ __all__ = [
     "StoredDocs",
     "TermCounts",
     "TypoVocabulary",
+    "by_meaning",
     "confidence",
     "counted",
     "coverage_hint",

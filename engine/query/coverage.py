@@ -31,6 +31,13 @@ MEANING_CALIBRATION = ((0.0, 0.0), (0.25, 0.5), (0.5, 0.5), (0.65, 0.75), (0.85,
 last: the share of relevant steps among the eval's judged queries' ten nearest steps by
 similarity band (docs/benchmarks.md, "Similarity calibration")."""
 MEANING_AT_MOST = MEANING_CALIBRATION[-1][1]
+MEANING_FLOOR = 0.45
+"""The whole query's similarity to the nearest result shown from which a word no step holds
+counts as said differently (covered by meaning) rather than never recorded. Measured on the
+eval corpus (`docs/benchmarks.md`, "Coverage by meaning"): no query about something nobody
+recorded goes past 0.40 with a word of its own (`bridge funds to Solana`, the highest), while
+most sentences whose words the records say differently (`vault` for the wallet) reach 0.45. A whole
+identifier and its parts are never covered by meaning: an exact name is there or it is not."""
 NO_WORDS = (
     "The query {query!r} holds no word to search for (only common words, symbols or "
     "punctuation): name a screen, an element, a flow or what happened."
@@ -64,28 +71,50 @@ def held_anywhere(view: ReadView, plan: PlannedQuery, filters: FilterClauses, se
     return held
 
 
-def search_coverage(plan: PlannedQuery, held: int) -> SearchCoverage:
-    """The page's coverage: the judged concepts as typed, held by some step or by none."""
+def by_meaning(plan: PlannedQuery, held: int, nearest: float | None) -> int:
+    """The judged concepts no step holds that the results shown match by meaning, as a bit
+    mask: every word no step holds (never an identifier typed whole or a part of one) when the
+    whole query's similarity to the nearest result shown (`nearest`; None: no result was found
+    by meaning) reaches `MEANING_FLOOR`. One word's own similarity cannot tell a word said
+    differently from one nobody recorded (`docs/architecture.md`); the sentence's can."""
+    if nearest is None or nearest < MEANING_FLOOR:
+        return 0
+    concepts = plan.concepts
+    return sum(
+        1 << i
+        for i in counted(plan, held)
+        if not held >> i & 1 and not concepts[i].identifier and concepts[i].part_of is None
+    )
+
+
+def search_coverage(plan: PlannedQuery, held: int, meant: int = 0) -> SearchCoverage:
+    """The page's coverage: the judged concepts as typed, held by some step, matched by
+    meaning only (`meant`, from `by_meaning`), or neither."""
     concepts = plan.concepts
     judged = counted(plan, held)
     return SearchCoverage(
         covered=[concepts[i].said for i in judged if held >> i & 1],
-        uncovered=[concepts[i].said for i in judged if not held >> i & 1],
+        byMeaning=[concepts[i].said for i in judged if meant >> i & 1],
+        uncovered=[concepts[i].said for i in judged if not (held | meant) >> i & 1],
     )
 
 
 def coverage_hint(
-    plan: PlannedQuery, held: int, answered: bool, narrowed: bool = False
+    plan: PlannedQuery, held: int, shown: int | None, narrowed: bool = False, meant: int = 0
 ) -> str | None:
     """One sentence on what the answer lacks: the identifiers no step holds, then the other
-    concepts no step mentions, then what the results do match (`answered`: there are results);
-    a concept read as a typo correction is said too. None when nothing is missing. `narrowed`:
-    the search had a scope or filters, within which `held` was counted, so the sentence says
-    so (a word every other session holds is not one no step mentions)."""
+    concepts no step mentions, then what the results shown do match (`shown`: the concepts the
+    results hold, as a bit mask; None: there are no results), so that a word some other step
+    holds is never said to be matched by results that match only by meaning; a concept read
+    as a typo correction is said too. None when nothing is missing. `narrowed`: the search had
+    a scope or filters, within which `held` was counted, so the sentence says so (a word every
+    other session holds is not one no step mentions). `meant`: the words no step holds that
+    the results match by meaning (`by_meaning`), said as such, never as matched by words."""
     concepts = plan.concepts
     judged = counted(plan, held)
-    missing = [concepts[i] for i in judged if not held >> i & 1]
-    found = [concepts[i].said for i in judged if held >> i & 1]
+    missing = [concepts[i] for i in judged if not (held | meant) >> i & 1]
+    meaning_only = [concepts[i].said for i in judged if meant >> i & 1]
+    found = [concepts[i].said for i in judged if (shown or 0) >> i & 1]
     read = [
         f"Read {_quoted(c.said)} as {_quoted(c.read_as)}."
         for i, c in enumerate(concepts)
@@ -100,11 +129,19 @@ def coverage_hint(
     if words:
         recorded = step if narrowed else "recorded step"
         said.append(f"{'no' if said else 'No'} {recorded} mentions {_either(words)}")
+    meaning = (
+        [
+            f"No {step} says {_both(meaning_only)}; the results match "
+            f"{'it' if len(meaning_only) == 1 else 'them'} by meaning, not by words."
+        ]
+        if meaning_only
+        else []
+    )
     if not said:
-        return " ".join(read) or None
-    if answered:
+        return " ".join([*meaning, *read]) or None
+    if shown is not None:
         said.append(f"results match {_both(found)} only" if found else "results match by meaning")
-    return " ".join(["; ".join(said) + ".", *read])
+    return " ".join(["; ".join(said) + ".", *meaning, *read])
 
 
 def confidence(

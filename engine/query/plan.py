@@ -17,9 +17,10 @@ from analyzers import (
     QueryTerm,
     SynonymTable,
     analyze_query,
+    asks_what_is_shown,
     failures_named,
     names_a_failure,
-    names_nothing,
+    names_no_memory,
     split_identifier,
 )
 from engine.index import DOC_STEP, FIELD_BOOSTS
@@ -59,8 +60,8 @@ class Concept:
     part_of: str | None
     """The identifier typed whole that this word is a part of (`send` of `coin-overview-send`)."""
     asks: bool
-    """It only shapes the sentence (`how`, `my`, `of`: `analyzers.names_nothing`): an answer
-    is not missing anything when no step holds it."""
+    """It names no particular memory (`how`, `my`, `of`, `up`, `get`, `page`:
+    `analyzers.names_no_memory`): an answer is not missing anything when no step holds it."""
     indexed: bool
     """Some step of the index holds one of its tokens (a clause exists)."""
     read_as: str | None
@@ -90,6 +91,9 @@ class PlannedQuery:
     failed: bool = False
     """The query says something failed, whatever the error (`analyzers.names_a_failure`): its
     failed steps rank above the rest when it names no kind."""
+    observing: bool = False
+    """The query asks what a screen shows (`analyzers.asks_what_is_shown`): the rerank prefers
+    the steps that observed a screen (`engine.search.step_search._rank_tier`)."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -182,6 +186,7 @@ def plan_query(
         _concepts(base, list(terms.values()), keys, held),
         failures_named(text),
         names_a_failure(text),
+        asks_what_is_shown(text),
     )
 
 
@@ -205,7 +210,7 @@ def _concepts(
                 tokens=frozenset(t.token for t in mine),
                 identifier=any(t.kind == "whole" for t in mine),
                 part_of=next((w for w, parts in wholes.items() if text in parts), None),
-                asks=names_nothing(text),
+                asks=names_no_memory(text),
                 indexed=bool(found),
                 read_as=typos[0] if typos and len(typos) == len(found) else None,
             )

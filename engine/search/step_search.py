@@ -44,6 +44,8 @@ from engine.meaning import (
     Related,
     SemanticLeg,
     answer_mode,
+    descending,
+    keyword_scores,
     meaning_fields,
     query_embedding,
     settle,
@@ -61,6 +63,7 @@ from engine.query import (
     ReadView,
     SessionSources,
     TypoVocabulary,
+    by_meaning,
     confidence,
     counted,
     coverage_hint,
@@ -93,6 +96,10 @@ MAX_RENAMED = 100
 needed: any hundred of them name the same few successors)."""
 COVERAGE_WEIGHT = 1.0
 OK_FACTOR = 1.6
+OBSERVATION_FACTOR = 1.5
+"""A step that observed a screen, found by a query asking what a screen shows
+(`PlannedQuery.observing`), counts this much more: the keyword leg's reading of the question
+that the semantic leg has in its text weights (`engine.meaning.semantic_leg.text_weights`)."""
 CAUTION_FACTOR = 0.5
 """A step whose target looks destructive, found by a query that does not ask for that,
 counts half: one recording of a click on `delete-account-confirm` named "Send" must not
@@ -163,6 +170,9 @@ def search(
             phrases = meaning.pending.nearest_phrases(sims, view, filters) if total == 0 else []
         except EmbeddingTimeout as slow:  # the keyword answer stands, saying why
             mode_used, degraded = "keyword", str(slow)
+    if mode_used == "keyword":
+        keyword_scores(ranked)
+    descending(ranked)  # in every mode: relative to the best candidate, down the order
     said = _Said(plan, page_held, covers, _narrowed(request))
     if sessions_asked:
         settle(ranked, 0, len(ranked))  # sessions are ordered by all their steps
@@ -213,7 +223,7 @@ def search(
         hasMore=following < total,
         nextOffset=following if following < total else None,
         results=results,
-        coverage=search_coverage(plan, page_held),
+        coverage=said.coverage(),
         hint=said.hint(request.query, total),
         known=known_values(searcher, phrases) if total == 0 else None,
         mode=request.mode,
@@ -483,6 +493,8 @@ def _rank_tier(
         record = first_value(doc, "rank")  # converted from the stored document at each access
         preferred, coverage = covers.of(record, tier.exact)
         factor = _rerank_factor(preferred, coverage, now_ms - when)
+        if covers.plan.observing and first_value(doc, "memory_type") == "screen":
+            factor *= OBSERVATION_FACTOR
         reranked.append(score * factor * (CAUTION_FACTOR if key in cautioned else 1.0))
         coverages.append(coverage)
         held.append(covers.held(record, tier.exact))
@@ -693,7 +705,10 @@ def _narrowed(request: SearchInput) -> bool:
 class _Said:
     """What a page says of its query: its coverage and hint, and each result's confidence
     (`engine.query.coverage`). `page_held`: the concepts some step within the search's filters
-    holds; `covers`: the rerank's reading of rank records (a result's own concepts)."""
+    holds; `covers`: the rerank's reading of rank records (a result's own concepts). The
+    concepts the results shown hold (`shown`) are gathered as each one's confidence is asked
+    (every result shown, a step or a session's best step, has one): what the hint says they
+    match."""
 
     def __init__(
         self, plan: PlannedQuery, page_held: int, covers: Coverage, narrowed: bool
@@ -701,16 +716,26 @@ class _Said:
         self.plan, self.page_held, self.covers = plan, page_held, covers
         self.narrowed = narrowed
         self._judged = counted(plan, page_held)
+        self.shown = 0
+        self.nearest: float | None = None
+        """The highest similarity of a result shown (None: none was found by meaning)."""
+
+    def _meant(self) -> int:
+        return by_meaning(self.plan, self.page_held, self.nearest)
 
     def coverage(self) -> SearchCoverage:
-        return search_coverage(self.plan, self.page_held)
+        return search_coverage(self.plan, self.page_held, self._meant())
 
     def confidence(self, hit: Hit) -> float:
         held = self.covers.held(first_value(hit.doc, "rank"), hit.exact)
+        self.shown |= held
+        if hit.similarity is not None:
+            self.nearest = max(self.nearest or 0.0, hit.similarity)
         return confidence(self._judged, self.page_held, held, hit.similarity)
 
     def hint(self, query: str, total: int) -> str | None:
-        lacks = coverage_hint(self.plan, self.page_held, total > 0, self.narrowed)
+        shown = self.shown if total else None
+        lacks = coverage_hint(self.plan, self.page_held, shown, self.narrowed, self._meant())
         if total:
             return lacks
         return " ".join(filter(None, [lacks, _empty_hint(query, self.narrowed)]))

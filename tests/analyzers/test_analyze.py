@@ -105,8 +105,9 @@ def test_an_identifier_is_looked_up_whole_in_every_common_spelling():
 
 
 def test_tool_prefix_never_becomes_a_query_term():  # SPEC-03 §8.1
-    # the whole tool name (in its spellings) and its action, never `mm` alone
-    assert set(weights("mm_click")) == {"mm_click", "mm-click", "mmclick", "click"}
+    # the whole tool name (in its spellings) and its action (with the action's synonyms),
+    # never `mm` alone
+    assert set(weights("mm_click")) == {"mm_click", "mm-click", "mmclick", "click", "press", "tap"}
 
 
 def test_stopword_only_query_has_no_terms():

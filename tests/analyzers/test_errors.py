@@ -131,6 +131,12 @@ def test_no_error_has_no_words() -> None:
         ("localhost refused to connect", ("refused",)),
         ("the continue button was greyed out", ("disabled",)),
         ("ERR_CONNECTION_REFUSED", ("refused",)),
+        # the passive and the modal forms people write of the same failures
+        ("the recipient field could not be found on the send page", ("not-found",)),
+        ("the amount box was not found", ("not-found",)),
+        ("the test page won't load", ("navigation",)),
+        ("the dapp failed to load", ("navigation",)),
+        ("I was unable to type into the amount", ("not-editable",)),
         # not a failure: an action, an everyday word, an identifier, a generic complaint
         ("disable the setting", ()),
         ("show hidden tokens", ()),
@@ -159,6 +165,10 @@ def test_saying_something_failed_names_a_failure_whatever_the_error(said, before
         ("why did the unlock fail", True),
         ("the swap didn't work", True),
         ("MM_CLICK_FAILED when confirming", True),
+        ("clicking confirm on the transaction screen did nothing", True),
+        ("nothing happened when I pressed unlock", True),
+        ("I couldn't click the continue button", True),
+        ("the swap page is not responding", True),
         # an error a page shows is no failed step; a word that only starts like one
         ("recipient address invalid error", False),
         ("failover network", False),

@@ -155,3 +155,105 @@ def test_an_unfiltered_miss_speaks_of_no_filters(corpus: Knowledge) -> None:
     assert page.total == 0 and page.hint is not None
     assert page.hint.startswith("No recorded step mentions 'airdrop'")
     assert "with these filters" not in page.hint
+
+
+def test_generic_words_of_a_sentence_are_not_concepts(corpus: Knowledge) -> None:
+    """An agent's sentence is full of words no step needs to hold (`because`, `until`, `up`,
+    `box`, `page`, `get`): counting them flagged most legitimate sentences as not covered."""
+    page = search(corpus, "the box on the page would not get me through to send ETH because of it")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert page.coverage.covered == ["send", "ETH"]
+    assert page.hint is None
+
+
+def test_a_content_word_in_a_sentence_is_still_flagged(corpus: Knowledge) -> None:
+    page = search(corpus, "how do I get the airdrop up on the page")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == ["airdrop"]
+
+
+def test_the_hint_names_only_what_the_results_shown_match(corpus: Knowledge) -> None:
+    """In meaning-only search the results need not hold the words some other step holds: a
+    hint saying they match 'ETH' would claim a match that is not there."""
+    page = search(corpus, "airdrop from the dapp", mode="semantic", limit=1, minSimilarity=0.0)
+    top = page.steps()[0]
+    assert page.hint is not None
+    assert top.matchType == "semantic", "the nearest step by meaning holds no word of the query"
+    assert page.hint.endswith("results match by meaning.")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # 58 words within the 200 characters a query may have
+        "so I go to the home tab and I hit send and I pick ETH and I put in 1 and I hit go and "
+        "it is not on the next tab so I go back and I hit send on it and it is not up yet so I "
+        "ask why it is so odd to me",
+        "what is it?",
+        "envoyer des ETH à un ami, send ETH to a friend",
+        "ウォレットから送金する send ETH",
+        "why did clicking coin-overview-send on the home screen do nothing at all",
+    ],
+)
+def test_bad_input_is_answered_in_the_envelope_with_honest_coverage(
+    corpus: Knowledge, query: str
+) -> None:
+    """A 60-word sentence, a question of function words only, half another language, a testId
+    inside a sentence: an answer, with its coverage true to what was and was not understood."""
+    for mode in ("hybrid", "keyword", "semantic"):
+        page = search(corpus, query, mode=mode)
+        assert page.coverage is not None
+        scores = [r.score for r in page.steps()]
+        assert scores == sorted(scores, reverse=True)
+        if query == "what is it?":
+            assert page.total == 0 and page.hint is not None
+            continue
+        said = {w.lower() for w in page.coverage.covered + page.coverage.uncovered}
+        assert said.isdisjoint({"the", "to", "so", "go", "up", "yet", "why", "at", "all", "not"})
+        assert page.total > 0
+        if "coin-overview-send" in query:
+            assert "coin-overview-send" in page.coverage.covered
+        if "ウ" in query:
+            assert page.coverage.uncovered == ["ウォレットから送金する"]
+        if "envoyer" in query:
+            assert "send" in page.coverage.covered and "envoyer" in page.coverage.uncovered
+
+
+def test_the_verbs_of_ui_testing_meet_the_actions_recorded(corpus: Knowledge) -> None:
+    """`typing` is its own word to the stemmer and `press` no recorded word: both name the
+    browser tools' actions (type, click), which the steps hold."""
+    page = search(corpus, "typing the recipient address then pressing continue")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert {"typing", "pressing"} <= set(page.coverage.covered)
+
+
+def test_a_word_said_differently_is_covered_by_meaning_and_said_so(corpus: Knowledge) -> None:
+    """No step says 'budge', but the sentence as a whole is near the steps that sent ETH: the
+    word is said differently, not something nobody recorded. The page must not flag it, and
+    its hint must say the results match it by meaning, never by words."""
+    page = search(corpus, "the continue button to send ETH would not budge")
+    assert page.coverage is not None
+    assert page.coverage.byMeaning == ["budge"]
+    assert page.coverage.uncovered == []
+    assert "budge" not in page.coverage.covered
+    assert page.hint == "No step says 'budge'; the results match it by meaning, not by words."
+
+
+def test_keyword_search_covers_nothing_by_meaning(corpus: Knowledge) -> None:
+    page = search(corpus, "the continue button to send ETH would not budge", mode="keyword")
+    assert page.coverage is not None
+    assert page.coverage.byMeaning == []
+    assert page.coverage.uncovered == ["budge"]
+
+
+@pytest.mark.parametrize(
+    "query", ["claim the airdrop with ETH", "gas-station-toggle", "swap ETH for stablecoins"]
+)
+def test_what_nobody_recorded_is_not_covered_by_meaning(corpus: Knowledge, query: str) -> None:
+    """A query about something no step is about stays flagged: its sentence is far from every
+    step, and an identifier no step holds is never matched by meaning."""
+    page = search(corpus, query)
+    assert page.coverage is not None
+    assert page.coverage.uncovered and page.coverage.byMeaning == []

@@ -1,0 +1,64 @@
+"""What form a query takes: a sentence an agent wrote, or words and identifiers it looked for.
+
+A sentence ("which thing do I press to begin paying someone", "the box for how much to pay
+could not be found") carries its meaning in how its words go together; most of its words name
+nothing a step holds, and those that do are the everyday words of the agent, not the app's.
+Keyword search answers it by the few words it happens to share with the records, meaning by
+what it says, so a search leans more on meaning for a sentence (`engine.meaning.join`). Read
+from general English only: the length of the query and its share of words that name no memory
+(`analyzers.stopwords.names_no_memory`), never from the words of any particular query.
+"""
+
+from analyzers.identifiers import split_identifier
+from analyzers.stopwords import names_no_memory
+from analyzers.text import words
+
+SENTENCE_WORDS = 5
+"""Words a query needs to be read as a sentence (`run the send flow` is not one)."""
+SENTENCE_FRAME_WORDS = 2
+"""Of them, words that name no memory (`how`, `my`, `to`, `get`, `page`)."""
+
+
+def is_sentence(text: str) -> bool:
+    """Whether a query reads as a sentence: at least `SENTENCE_WORDS` words, at least
+    `SENTENCE_FRAME_WORDS` of them naming no memory, and no compound identifier (a query that
+    types `coin-overview-send` asks for that element, whatever its other words)."""
+    said = words(text)
+    if len(said) < SENTENCE_WORDS or any(len(split_identifier(word)) > 1 for word in said):
+        return False
+    return sum(1 for word in said if names_no_memory(word)) >= SENTENCE_FRAME_WORDS
+
+
+ASKING_WHAT = frozenset({"what", "which", "whats"})
+"""Question words that ask for a thing, not a way (`how`) or a cause (`why`)."""
+SHOWING_WORDS = frozenset(
+    {
+        *("show", "shows", "shown", "showed", "showing", "display", "displays", "displayed"),
+        *("appear", "appears", "appeared", "visible", "see", "seen", "sees", "look", "looks"),
+        *("say", "says", "said", "read", "reads", "contain", "contains", "listed", "list"),
+    }
+)
+"""Verbs of what a screen shows: a question asking what something shows, looks like, says or
+lists asks for what a screen was observed to hold."""
+BEING = frozenset({"is", "are", "was", "were", "s"})
+WORDS_TO_ON = 4
+"""`what [fields] are on …`: how far after the question word its `is on` may come."""
+"""`what is on …`, `what's on …` (an apostrophe splits `what's`), `what are on …`."""
+
+
+def asks_what_is_shown(text: str) -> bool:
+    """Whether a query asks what a screen shows: a question for a thing (`what`, `which`)
+    with a verb of showing (`what did the first screen show`, `which buttons appear`) or
+    asking what is on something (`what's on the signature popup`, `what fields are on the
+    review`)."""
+    said = [word.lower() for word in words(text)]
+    if not ASKING_WHAT.intersection(said):
+        return False
+    if SHOWING_WORDS.intersection(said):
+        return True
+    asking = [i for i, word in enumerate(said) if word in ASKING_WHAT]
+    return any(
+        said[j] in BEING and said[j + 1] == "on"
+        for i in asking
+        for j in range(i + 1, min(i + WORDS_TO_ON, len(said) - 1))
+    )
