@@ -82,6 +82,7 @@ from engine.records import (
     now_iso,
     parse_time,
     scrub_step,
+    unresolved_refs,
 )
 
 __all__ = [
@@ -156,6 +157,7 @@ __all__ = [
     "session_dir",
     "suggestion_offers",
     "supersede_step",
+    "unresolved_refs",
     "validate",
     "with_recalls",
 ]

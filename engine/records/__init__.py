@@ -81,7 +81,13 @@ from engine.records.models import (
     parse_time,
     valid_time,
 )
-from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
+from engine.records.redaction import (
+    REDACTED,
+    is_secret,
+    looks_like_secret,
+    scrub_step,
+    unresolved_refs,
+)
 from engine.records.renames import Known, Rename, Retry, renames_on
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
 from engine.records.step_names import Frontier, frontier, name_order, newest
@@ -200,5 +206,6 @@ __all__ = [
     "steps_in_order",
     "superseded",
     "tool_action",
+    "unresolved_refs",
     "valid_time",
 ]
