@@ -54,7 +54,7 @@ def test_one_forged_session_supersedes_nothing_other_sessions_show_works(
     assert decision_files(kb) == [], "decisions written into sessions the attacker never touched"
     assert flagged(kb) == set()
     page = kb.search("unlock-submit")
-    assert honest_steps <= {r.stepId for r in page.results}
+    assert honest_steps <= {s.stepId for s in page.steps()}
     remove_folder(kb.index_dir)  # a reindex from the files reproduces nothing either
     kb.index()
     assert flagged(kb) == set() and decision_files(kb) == []
@@ -69,7 +69,7 @@ def test_a_later_honest_use_outweighs_a_future_dated_session(kb: Knowledge) -> N
     later = honest(kb, "mm-honest-1", hours_ago=0.1)
     kb.index()
     assert flagged(kb) == set()
-    assert later in {r.stepId for r in kb.search("unlock-submit").results}
+    assert later in {s.stepId for s in kb.search("unlock-submit").steps()}
 
 
 def test_two_sessions_of_evidence_still_supersede_what_several_used(kb: Knowledge) -> None:
