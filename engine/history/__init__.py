@@ -5,7 +5,7 @@ recall links a later step records. Imports the layers up
 to `engine.query`; never `engine.meaning` (they sit side by side).
 """
 
-from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
+from engine.history.caution import caution_for
 from engine.history.listing import last_steps, newest_session_id, session_list
 from engine.history.prior import PriorKnowledge, prior_knowledge
 from engine.history.recall_links import (
@@ -20,7 +20,6 @@ from engine.history.screen_now import ScreenContext
 from engine.history.session_context import StepContext, TimelineResult, step_context, timeline
 
 __all__ = [
-    "DESTRUCTIVE_STEMS",
     "SILENT_TOOLS",
     "Offers",
     "PriorKnowledge",

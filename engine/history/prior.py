@@ -437,7 +437,7 @@ def _suggestions(
     )
     shown_now = dict(context.texts)
     built = [
-        (action, members, targets, caution_for(target, context.goal, shown_now))
+        (action, members, targets, caution_for(target, context.goal, shown_now, _danger(members)))
         for (action, _), members in ranked
         if (targets := preferred_target(target := members[0].payload.get("target") or {}, context))
     ]
@@ -488,6 +488,11 @@ def _suggested(
         batchIndex=best.batch_index,
         caution=caution,
     )
+
+
+def _danger(members: list[_Candidate]) -> list[str]:
+    """The evidence any of `members` gave that the action destroys something."""
+    return sorted({kind for m in members for kind in m.payload.get("danger") or ()})
 
 
 def _session_weight(members: list[_Candidate]) -> float:

@@ -76,6 +76,7 @@ from engine.index.renamed_ids import (
     write_renames,
 )
 from engine.index.schema import (
+    DESTRUCTIVE,
     DOC_SESSION,
     DOC_STEP,
     FIELD_BOOSTS,
@@ -113,6 +114,7 @@ from engine.index.supersede_decisions import (
 
 __all__ = [
     "DAMAGE_FILE",
+    "DESTRUCTIVE",
     "DOCSTORE_BLOCK_BYTES",
     "DOC_SESSION",
     "DOC_STEP",
