@@ -169,6 +169,8 @@ class Observed:
     payload_a11y: list[list[str]]
     screen_text: str
     """`step_texts.screen_text` of a step's payload (its `screen` and `a11y` are these)."""
+    irreversible: tuple[str, ...]
+    """The texts shown that say an action cannot be undone (`engine.records.danger`)."""
 
 
 def _observe(obs: Observation) -> Observed:
@@ -188,6 +190,11 @@ def _observe(obs: Observation) -> Observed:
         notice=field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
         payload_a11y=payload_a11y,
         screen_text=observed_screen_text(screen, payload_a11y),
+        irreversible=tuple(
+            text
+            for text in (*(t.text for t in obs.testIds if t.text), *(n.name for n in nodes))
+            if says_irreversible(text)
+        ),
     )
 
 
@@ -375,15 +382,15 @@ def _danger(
     if target is None:
         return []
     obs = record.observation
-    after_screen, after_url = observed(obs).screen, obs.state.currentUrl
+    seen = observed(obs)
+    after_screen, after_url = seen.screen, obs.state.currentUrl
     led_to = " ".join(
         [
             after_screen if after_screen not in (on_screen, UNKNOWN) else "",
             route_of(after_url) if after_url and after_url != on_url else "",
         ]
     )
-    shown = [*(i.text for i in obs.testIds if i.text), *(n.name for n in obs.a11y.nodes)]
-    warned = [text for text in shown if says_irreversible(text)]
+    warned = list(seen.irreversible)
     if warned:  # newly shown only: a page that always says so is not what this action opened
         before = {*context.texts.values(), *(name for _, name in context.refs.values())}
         warned = [text for text in warned if text not in before]

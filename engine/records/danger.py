@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from analyzers import split_identifier, stem, tokenize
+from engine.core import OBSERVATIONS_CACHED, ByIdentity
 
 DESTRUCTIVE_WORDS = (
     *("delete", "remove", "removal", "reset", "revoke", "revocation", "disconnect"),
@@ -100,24 +101,40 @@ def action_danger(
         found.append(LEADS_TO)
     if any(says_irreversible(text) for text in opened):
         found.append(CONFIRMATION)
-    if test_id and before and any(_warns(text) for text in _beside(test_id, before)):
+    if test_id and before and _beside(test_id, _warnings(before)):
         found.append(AROUND)
     return found
 
 
-def _warns(text: str) -> bool:
-    return says_destructive(text) or says_irreversible(text)
+def _warning_texts(shown: Mapping[str, str]) -> dict[str, str]:
+    """The testIds of a screen whose text holds a destructive word or says an action cannot be
+    undone (most screens: none)."""
+    return {
+        test_id: text
+        for test_id, text in shown.items()
+        if text and (says_destructive(text) or says_irreversible(text))
+    }
+
+
+_warnings = ByIdentity(_warning_texts, OBSERVATIONS_CACHED)
+"""(derived once per screen: the steps taken on it share its testId texts, never changed)"""
 
 
 def _beside(test_id: str, shown: Mapping[str, str]) -> list[str]:
-    """The texts of the testIds beside `test_id`: those sharing its id without its last part
-    (`wipe-warning` and `wipe-confirm` share `wipe`), itself left out."""
-    parts = split_identifier(test_id)
+    """The texts of the testIds of `shown` beside `test_id`: those sharing its id without its
+    last part (`wipe-warning` and `wipe-confirm` share `wipe`), itself left out."""
+    parts = _id_parts(test_id)
     if len(parts) < 2:
         return []
     stem_parts = parts[:-1]
     return [
         text
         for other, text in shown.items()
-        if other != test_id and text and split_identifier(other)[: len(stem_parts)] == stem_parts
+        if other != test_id and text and _id_parts(other)[: len(stem_parts)] == stem_parts
     ]
+
+
+@lru_cache(maxsize=8_192)
+def _id_parts(test_id: str) -> tuple[str, ...]:
+    """(cached: a screen's testIds recur on every step taken on it)"""
+    return tuple(split_identifier(test_id))

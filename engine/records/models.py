@@ -212,9 +212,12 @@ def from_the_future(value: str | None, now_ms: int | None = None) -> bool:
     `MAX_AHEAD_MS`. Such a time is a claim, not evidence: nothing has happened after it yet, so
     it must not make a step the newest of everything (recording stores the receive time
     instead; supersede detection does not read it)."""
-    moment = epoch_ms(value)
-    now = now_ms if now_ms is not None else int(datetime.now(UTC).timestamp() * 1000)
-    return moment > now + MAX_AHEAD_MS
+    return epoch_ms(value) > (now_ms if now_ms is not None else current_ms()) + MAX_AHEAD_MS
+
+
+def current_ms() -> int:
+    """This clock, in epoch milliseconds."""
+    return int(datetime.now(UTC).timestamp() * 1000)
 
 
 def now_iso() -> str:

@@ -48,7 +48,13 @@ import orjson
 
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
 from engine.records.labels import INTERACTION_TOOLS, tool_action
-from engine.records.models import Observation, StepRecord, epoch_ms, from_the_future
+from engine.records.models import (
+    MAX_AHEAD_MS,
+    Observation,
+    StepRecord,
+    current_ms,
+    epoch_ms,
+)
 from engine.records.renames import Known, Rename, Retry, renames_on
 
 MIN_OBSERVATIONS = 2
@@ -228,6 +234,8 @@ class FactsCollector:
 
     def __init__(self, facts: SessionFacts) -> None:
         self.facts = facts
+        self.latest_ms = current_ms() + MAX_AHEAD_MS
+        """Later times are from the future (`from_the_future`; taken once per session)."""
 
     def add(
         self,
@@ -242,11 +250,11 @@ class FactsCollector:
         """Record the step's action (taken on `on_screen`) and its observation (of `landed`);
         nothing of a step dated in the future (`from_the_future`: it would stay the newest
         evidence of all, hiding every later honest use until that date)."""
-        if from_the_future(record.timestamp):
+        ts = epoch_ms(record.timestamp)
+        if ts > self.latest_ms:
             return
         tool = record.tool
         action = tool_action(tool.name)
-        ts = epoch_ms(record.timestamp)
         if tool.target is not None and action in INTERACTION_TOOLS:
             error = record.outcome.error
             self.facts.actions.setdefault(on_screen, []).append(
