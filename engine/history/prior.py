@@ -5,8 +5,10 @@ this screen (the index records the screen an action was taken on, not the one it
 elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 — never for
 `unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
 actionable tool 2; confidence = score / 20), weighted by outcome and by its session's age.
-Successful steps are grouped by target into suggestions, ranked by summed weight, then by the
-order in which they were used (a form reads top to bottom); those whose target cannot be used
+Successful steps are grouped into one suggestion per element and action (however each session
+named the element), ranked by support — what worked in two or more sessions before what worked
+in one — then by summed weight, in the order sessions used them together (a form reads top to
+bottom), with a confidence never higher further down; those whose target cannot be used
 now (`engine.history.screen_now`: not shown, shown only disabled, behind an open dialog) are
 `laterActions`, the others the suggestions, the surely usable first. A suggestion's preferred
 target is a testId visible now, else — when the remembered testId is gone (renamed) — the
@@ -480,7 +482,7 @@ Group = tuple[str, list[_Candidate], set[str]]
 """(action, candidates, every name of the element: `_element_names`)."""
 
 
-def _element_names(target: PayloadTarget, context: ScreenContext) -> set[str]:
+def _element_names(target: PayloadTarget, shown: dict[str, str]) -> set[str]:
     """Every way `target` names its element: `_element_keys`, the testId a selector names,
     and the visible name (its own, a selector's `has-text`, or the text its testId shows now)."""
     keys = _element_keys(target)
@@ -488,7 +490,7 @@ def _element_names(target: PayloadTarget, context: ScreenContext) -> set[str]:
     if test_id:
         keys.add(f"testId:{test_id}")
     names = {target.get("name"), selector_text(str(target.get("selector") or ""))}
-    names.add(dict(context.texts).get(test_id or ""))
+    names.add(shown.get(test_id or ""))
     keys |= {f"name:{name.strip().lower()}" for name in names if name and name.strip()}
     return keys
 
@@ -503,9 +505,10 @@ def _elements(
     words agree (`unlock-password` and the textbox "Password": a field's testId shows no
     text)."""
     groups: list[Group] = []
+    shown = dict(context.texts)
     for candidate in worked:
         action = tool_action(candidate.payload.get("tool", ""))
-        names = _element_names(candidate.payload.get("target") or {}, context)
+        names = _element_names(candidate.payload.get("target") or {}, shown)
         joined = [g for g in groups if g[0] == action and _same_element(g[2], names)]
         if not joined:
             groups.append((action, [candidate], names))
@@ -519,7 +522,10 @@ def _elements(
                 first[2].update(other[2])
                 groups.remove(other)
     _pair_fields(groups)
-    return [(action, members) for action, members, _ in groups]
+    position = {id(c): n for n, c in enumerate(worked)}
+    return [
+        (action, sorted(members, key=lambda c: position[id(c)])) for action, members, _ in groups
+    ]
 
 
 def _same_element(names: set[str], others: set[str]) -> bool:
