@@ -20,6 +20,7 @@ result is ranked after those that are not (`engine.search`).
 """
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cache
 
 from analyzers import DEFAULT_SYNONYM_GROUPS, stem
@@ -68,7 +69,7 @@ def caution_for(
     return Caution(reasons=reasons, message=message[:1].upper() + message[1:])
 
 
-def agree(one: set[str], other: set[str]) -> bool:
+def agree(one: AbstractSet[str], other: AbstractSet[str]) -> bool:
     """Whether two word sets name the same thing: a shared stem or synonym."""
     synonyms = _synonyms()
     return not one.isdisjoint(other) or any(

@@ -480,6 +480,8 @@ def _numbered(built: list[Built]) -> list[SuggestedAction]:
 
 Group = tuple[str, list[_Candidate], set[str]]
 """(action, candidates, every name of the element: `_element_names`)."""
+Named = dict[tuple[str, str], Group]
+"""(action, a name of an element) -> the group holding it."""
 
 
 def _element_names(target: PayloadTarget, shown: dict[str, str]) -> set[str]:
@@ -505,27 +507,37 @@ def _elements(
     words agree (`unlock-password` and the textbox "Password": a field's testId shows no
     text)."""
     groups: list[Group] = []
+    named: Named = {}
     shown = dict(context.texts)
     for candidate in worked:
         action = tool_action(candidate.payload.get("tool", ""))
         names = _element_names(candidate.payload.get("target") or {}, shown)
-        joined = [g for g in groups if g[0] == action and _same_element(g[2], names)]
+        found = {id(g): g for n in names if (g := named.get((action, n))) is not None}
+        joined = [g for g in found.values() if _same_element(g[2], names)]
+        group: Group = joined[0] if joined else (action, [], set())
         if not joined:
-            groups.append((action, [candidate], names))
-            continue
-        first = joined[0]
-        first[1].append(candidate)
-        first[2].update(names)
+            groups.append(group)
         for other in joined[1:]:
-            if _same_element(first[2], other[2]):
-                first[1].extend(other[1])
-                first[2].update(other[2])
-                groups.remove(other)
-    _pair_fields(groups)
+            if _same_element(group[2], other[2]):
+                _join(group, other, groups, named)
+        group[1].append(candidate)
+        group[2].update(names)
+        named.update({(action, n): group for n in names})
+    _pair_fields(groups, named)
     position = {id(c): n for n, c in enumerate(worked)}
     return [
         (action, sorted(members, key=lambda c: position[id(c)])) for action, members, _ in groups
     ]
+
+
+def _join(
+    group: Group, other: Group, groups: list[Group], named: dict[tuple[str, str], Group]
+) -> None:
+    """`other`'s candidates and names into `group`."""
+    group[1].extend(other[1])
+    group[2].update(other[2])
+    named.update({(group[0], n): group for n in other[2]})
+    groups.remove(other)
 
 
 def _same_element(names: set[str], others: set[str]) -> bool:
@@ -539,30 +551,25 @@ def _same_element(names: set[str], others: set[str]) -> bool:
     return not names.isdisjoint(others) and (not ids or not other_ids or ids == other_ids)
 
 
-def _pair_fields(groups: list[Group]) -> None:
+def _pair_fields(groups: list[Group], named: Named) -> None:
     """Join a group known without a visible name (a testId) with one known without a testId, of
     the same action, when the name's words are all words of the testId and neither has another
     such partner."""
+    by_id = [(g, _keyed(g, "testId")) for g in groups if not _keyed(g, "name")]
+    by_name = [(g, _keyed(g, "name")) for g in groups if not _keyed(g, "testId")]
     pairs = [
-        (by_id, by_name)
-        for by_id in groups
-        for by_name in groups
-        if by_id[0] == by_name[0]
-        and by_id is not by_name
+        (id_group, name_group)
+        for id_group, test_ids in by_id
+        if test_ids
+        for name_group, names in by_name
+        if id_group[0] == name_group[0]
         and any(
-            named and named <= words(test_id)
-            for test_id in _keyed(by_id, "testId")
-            for named in map(words, _keyed(by_name, "name"))
+            words(name) and words(name) <= words(test_id) for test_id in test_ids for name in names
         )
-        and not _keyed(by_id, "name")
-        and not _keyed(by_name, "testId")
     ]
-    for by_id, by_name in pairs:
-        alone = sum(1 for a, b in pairs if a is by_id or b is by_name) == 1
-        if alone:
-            by_id[1].extend(by_name[1])
-            by_id[2].update(by_name[2])
-            groups.remove(by_name)
+    for id_group, name_group in pairs:
+        if sum(1 for a, b in pairs if a is id_group or b is name_group) == 1:
+            _join(id_group, name_group, groups, named)
 
 
 def _keyed(group: Group, kind: str) -> list[str]:
@@ -612,15 +619,18 @@ def _ranked(
     firsts = [_first_uses(members) for _, members in head]
     standing = [_established(members) for _, members in head]
 
-    def before(a: int, b: int) -> bool:
+    def goes_before(a: int, b: int) -> bool:
         """Whether the sessions that used both did `a` first, more often than not."""
         shared = firsts[a].keys() & firsts[b].keys()
         earlier = sum(1 for s in shared if firsts[a][s] < firsts[b][s])
         return standing[a] >= standing[b] and earlier * 2 > len(shared) > 0
 
+    before = {
+        (a, b) for a in range(len(head)) for b in range(len(head)) if a != b and goes_before(a, b)
+    }
     left, result = list(range(len(head))), []
     while left:
-        free = [i for i in left if not any(before(j, i) for j in left if j != i)]
+        free = [i for i in left if not any((j, i) in before for j in left)]
         pick = free[0] if free else left[0]
         result.append(head[pick])
         left.remove(pick)

@@ -49,9 +49,13 @@ EVIDENCE = (ID, NAME, LEADS_TO, CONFIRMATION, AROUND)
 """Every kind of evidence, in the order they are reported."""
 
 
-def words(text: str) -> set[str]:
-    """The stems of a text's words (identifiers split into theirs)."""
-    return {stem(w) for token in tokenize(text) for w in split_identifier(token) or [token]}
+@lru_cache(maxsize=16_384)
+def words(text: str) -> frozenset[str]:
+    """The stems of a text's words (identifiers split into theirs; cached: the same names and
+    testIds are compared on every call)."""
+    return frozenset(
+        stem(w) for token in tokenize(text) for w in split_identifier(token) or [token]
+    )
 
 
 @lru_cache(maxsize=8_192)
