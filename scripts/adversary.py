@@ -1773,35 +1773,44 @@ async def batch_ref_secret(arena: Arena) -> Outcome:
     )
 
 
+def written_session(
+    root: Path, session_id: str, at: datetime, goal: str, steps: list[dict[str, Any]]
+) -> None:
+    """A session written by another program: `session.json` and `steps` (each worked), a
+    second apart from `at`."""
+    folder = root / session_id / "steps"
+    folder.mkdir(parents=True)
+    meta = {"sessionId": session_id, "createdAt": stamp(at), "goal": goal}
+    (root / session_id / "session.json").write_text(json.dumps(meta))
+    for position, step in enumerate(steps, 1):
+        when = stamp(at + timedelta(seconds=position))
+        record = {"timestamp": when, "sessionId": session_id, "outcome": {"ok": True}, **step}
+        (folder / f"{position:04d}-{step['tool']['name']}.json").write_text(json.dumps(record))
+
+
+def looked_and_clicked(
+    screen: str, shown: list[dict[str, Any]], test_id: str, landed: str
+) -> list[dict[str, Any]]:
+    """A look at `screen` showing `shown`, then a click on `test_id` that led to `landed`."""
+    look = {
+        "tool": {"name": "mm_describe_screen"},
+        "observation": {"state": {"currentScreen": screen}, "testIds": shown},
+    }
+    click = {
+        "tool": {"name": "mm_click", "target": {"testId": test_id}},
+        "observation": {"state": {"currentScreen": landed}},
+    }
+    return [look, click]
+
+
 def honest_unlock_sessions(root: Path, count: int = 3) -> list[str]:
-    """Sessions written earlier by another program: each looked at the unlock screen and
-    clicked `unlock-submit`, and it worked; their step ids."""
-    ids = []
+    """Sessions written earlier: each looked at the unlock screen and clicked `unlock-submit`,
+    and it worked; their step ids."""
+    steps = looked_and_clicked("unlock", UNLOCK_NOW, "unlock-submit", "home")
     for number in range(count):
-        session_id = f"mm-unlock-{number}"
         at = datetime.now(UTC) - timedelta(days=10 * (number + 1))
-        steps = root / session_id / "steps"
-        steps.mkdir(parents=True)
-        meta = {"sessionId": session_id, "createdAt": stamp(at), "goal": "unlock the wallet"}
-        (root / session_id / "session.json").write_text(json.dumps(meta))
-        look: dict[str, Any] = {
-            "tool": {"name": "mm_describe_screen"},
-            "observation": {"state": {"currentScreen": "unlock"}, "testIds": UNLOCK_NOW},
-        }
-        click = {
-            "tool": {"name": "mm_click", "target": {"testId": "unlock-submit"}},
-            "observation": {"state": {"currentScreen": "home"}},
-        }
-        for position, step in enumerate((look, click), 1):
-            record = {
-                "timestamp": stamp(at + timedelta(seconds=position)),
-                "sessionId": session_id,
-                "outcome": {"ok": True},
-                **step,
-            }
-            (steps / f"{position:04d}-{step['tool']['name']}.json").write_text(json.dumps(record))
-        ids.append(f"{session_id}/0002-mm_click")
-    return ids
+        written_session(root, f"mm-unlock-{number}", at, "unlock the wallet", steps)
+    return [f"mm-unlock-{number}/0002-mm_click" for number in range(count)]
 
 
 def decision_sessions(root: Path) -> list[str]:
@@ -1942,27 +1951,10 @@ HOME_STATE = {"currentScreen": "home"}
 
 def home_clicks(root: Path, test_id: str, days_ago: tuple[int, ...], name: str) -> None:
     """Sessions written earlier: each looked at home and clicked `test_id`; it worked."""
+    steps = looked_and_clicked("home", HOME_SHOWN, test_id, "next")
     for number, days in enumerate(days_ago):
-        session_id = f"mm-{name}-{number}"
         at = datetime.now(UTC) - timedelta(days=days)
-        steps = root / session_id / "steps"
-        steps.mkdir(parents=True)
-        meta = {"sessionId": session_id, "createdAt": stamp(at), "goal": "use the wallet"}
-        (root / session_id / "session.json").write_text(json.dumps(meta))
-        home = {"state": {"currentScreen": "home"}, "testIds": HOME_SHOWN}
-        look: dict[str, Any] = {"tool": {"name": "mm_describe_screen"}, "observation": home}
-        click: dict[str, Any] = {
-            "tool": {"name": "mm_click", "target": {"testId": test_id}},
-            "observation": {"state": {"currentScreen": "next"}},
-        }
-        for position, step in enumerate((look, click), 1):
-            record = {
-                "timestamp": stamp(at + timedelta(seconds=position)),
-                "sessionId": session_id,
-                "outcome": {"ok": True},
-                **step,
-            }
-            (steps / f"{position:04d}-{step['tool']['name']}.json").write_text(json.dumps(record))
+        written_session(root, f"mm-{name}-{number}", at, "use the wallet", steps)
 
 
 async def fresh_single_click(arena: Arena) -> Outcome:
