@@ -88,11 +88,13 @@ from engine.records import (
     ToolCall,
     check_record,
     default_rules,
+    from_the_future,
     is_secret,
     labelled,
     now_iso,
     parse_time,
     scrub_step,
+    unresolved_refs,
 )
 
 __all__ = [
@@ -159,6 +161,7 @@ __all__ = [
     "check_record",
     "default_rules",
     "ensure_index",
+    "from_the_future",
     "is_secret",
     "labelled",
     "now_iso",
@@ -171,6 +174,7 @@ __all__ = [
     "session_dir",
     "suggestion_offers",
     "supersede_step",
+    "unresolved_refs",
     "validate",
     "with_recalls",
 ]

@@ -59,6 +59,7 @@ from engine import (
     now_iso,
 )
 from engine import Outcome as StepOutcome
+from server.demo import SAMPLE_ROOT
 
 REPO = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 60.0
@@ -2147,6 +2148,309 @@ async def big_session_lease(arena: Arena) -> Outcome:
     )
 
 
+# -- a batch's secret, forged future, destructive controls, support, the sample's unlock -------
+BATCH_SECRET = "Kestrel-Batch-Ref-Secret"
+UNLOCK_NOW = [
+    {"testId": "unlock-password", "tag": "input", "visible": True},
+    {"testId": "unlock-submit", "tag": "button", "text": "Unlock", "visible": True},
+]
+UNLOCK_FORGED = [
+    {"testId": "unlock-password", "tag": "input", "visible": True},
+    {"testId": "unlock-forgot-password", "tag": "button", "text": "Forgot?", "visible": True},
+]
+
+
+async def batch_ref_secret(arena: Arena) -> Outcome:
+    """A password typed by a11y ref inside a `run_steps` batch (`{"tool": "type", "args":
+    {"ref": "e2", …}}`), the ref naming a Password box in an earlier snapshot: it must be in no
+    file under the root or the index and found by no search."""
+    server = await arena.server()
+    started = await arena.call(server.client, "mm_knowledge_start_session", {"goal": "unlock"})
+    session_id = str(started["result"]["sessionId"])
+    nodes = [{"ref": "e2", "role": "textbox", "name": "Password"}, {"ref": "e3", "role": "button"}]
+    look = {
+        "tool": {"name": "mm_accessibility_snapshot"},
+        "observation": {"a11y": {"nodes": nodes}},
+    }
+    actions = [
+        {"tool": "type", "args": {"ref": "e2", "text": BATCH_SECRET}},
+        {"tool": "click", "args": {"ref": "e3"}},
+    ]
+    batch = {"tool": {"name": "mm_run_steps", "input": {"steps": actions}}}
+    for step in (look, batch):
+        recorded = await arena.call(
+            server.client,
+            "mm_knowledge_record_step",
+            {"sessionId": session_id, "outcome": {"ok": True}, **step},
+        )
+        if recorded["ok"]:
+            arena.recorded.setdefault(session_id, []).append(recorded["result"]["stepId"])
+    recover, lost = await arena.settle(server.client, time.monotonic())
+    in_files = [
+        str(p.relative_to(arena.work))
+        for p in (*arena.root.rglob("*"), *arena.index.rglob("*"))
+        if p.is_file() and BATCH_SECRET.encode() in p.read_bytes()
+    ]
+    found = await arena.call(server.client, "mm_knowledge_search", {"query": BATCH_SECRET})
+    hits = found["result"]["total"] if found["ok"] else 0
+    return arena.verdict(
+        recover,
+        lost,
+        (not in_files, f"in clear in {len(in_files)} files, e.g. {in_files[:2]}"),
+        (hits == 0, f"{hits} search results for the secret"),
+        note="in no file, found by no search",
+    )
+
+
+def written_session(
+    root: Path, session_id: str, at: datetime, goal: str, steps: list[dict[str, Any]]
+) -> None:
+    """A session written by another program: `session.json` and `steps` (each worked), a
+    second apart from `at`."""
+    folder = root / session_id / "steps"
+    folder.mkdir(parents=True)
+    meta = {"sessionId": session_id, "createdAt": stamp(at), "goal": goal}
+    (root / session_id / "session.json").write_text(json.dumps(meta))
+    for position, step in enumerate(steps, 1):
+        when = stamp(at + timedelta(seconds=position))
+        record = {"timestamp": when, "sessionId": session_id, "outcome": {"ok": True}, **step}
+        (folder / f"{position:04d}-{step['tool']['name']}.json").write_text(json.dumps(record))
+
+
+def looked_and_clicked(
+    screen: str, shown: list[dict[str, Any]], test_id: str, landed: str
+) -> list[dict[str, Any]]:
+    """A look at `screen` showing `shown`, then a click on `test_id` that led to `landed`."""
+    look = {
+        "tool": {"name": "mm_describe_screen"},
+        "observation": {"state": {"currentScreen": screen}, "testIds": shown},
+    }
+    click = {
+        "tool": {"name": "mm_click", "target": {"testId": test_id}},
+        "observation": {"state": {"currentScreen": landed}},
+    }
+    return [look, click]
+
+
+def honest_unlock_sessions(root: Path, count: int = 3) -> list[str]:
+    """Sessions written earlier: each looked at the unlock screen and clicked `unlock-submit`,
+    and it worked; their step ids."""
+    steps = looked_and_clicked("unlock", UNLOCK_NOW, "unlock-submit", "home")
+    for number in range(count):
+        at = datetime.now(UTC) - timedelta(days=10 * (number + 1))
+        written_session(root, f"mm-unlock-{number}", at, "unlock the wallet", steps)
+    return [f"mm-unlock-{number}/0002-mm_click" for number in range(count)]
+
+
+def decision_sessions(root: Path) -> list[str]:
+    return sorted(p.parent.name for p in root.glob("*/superseded.json"))
+
+
+async def superseded_honest(arena: Arena, server: Server, honest: list[str]) -> int:
+    """How many of the honest clicks a search for `unlock-submit` shows superseded, or not at
+    all."""
+    found = await arena.call(
+        server.client, "mm_knowledge_search", {"query": "unlock-submit", "limit": 20}
+    )
+    shown = {
+        r["stepId"]: r.get("isSuperseded", False)
+        for r in (found["result"]["results"] if found["ok"] else [])
+        if "stepId" in r
+    }
+    return sum(1 for step_id in honest if shown.get(step_id, True))
+
+
+async def forged_future(arena: Arena) -> Outcome:
+    """Three `record_step` calls dated 2099 (two looks at an unlock screen without
+    `unlock-submit`, a click on `unlock-forgot-password`) against three honest sessions: no
+    honest step may be superseded, no decision file written into their sessions, and a reindex
+    must not bring it back; the stored times are the server's."""
+    honest = honest_unlock_sessions(arena.root)
+    server = await arena.server()
+    started = await arena.call(server.client, "mm_knowledge_start_session", {"goal": "unlock"})
+    attacker = str(started["result"]["sessionId"])
+    forged_screen = {"state": {"currentScreen": "unlock"}, "testIds": UNLOCK_FORGED}
+    look = {"tool": {"name": "mm_describe_screen"}, "observation": forged_screen}
+    click = {
+        "tool": {"name": "mm_click", "target": {"testId": "unlock-forgot-password"}},
+        "observation": {"state": {"currentScreen": "unlock"}},
+    }
+    for n, step in enumerate((look, look, click)):
+        recorded = await arena.call(
+            server.client,
+            "mm_knowledge_record_step",
+            {
+                "sessionId": attacker,
+                "timestamp": f"2099-01-01T00:00:0{n}.000Z",
+                "outcome": {"ok": True},
+                **step,
+            },
+        )
+        if recorded["ok"]:
+            arena.recorded.setdefault(attacker, []).append(recorded["result"]["stepId"])
+    recover, lost = await arena.settle(server.client, time.monotonic())
+    await anyio.sleep(2)  # detection runs after the batch is committed
+    hidden = await superseded_honest(arena, server, honest)
+    written = [s for s in decision_sessions(arena.root) if s != attacker]
+    stored = [
+        json.loads(p.read_bytes()).get("timestamp", "")
+        for p in (arena.root / attacker / "steps").glob("*.json")
+    ]
+    future = sum(1 for t in stored if t.startswith("2099"))
+    reindex = run_cli(arena, "reindex")
+    reindex.communicate(timeout=SETTLE_SECONDS * 3)
+    await anyio.sleep(2)
+    hidden_after = await superseded_honest(arena, server, honest)
+    return arena.verdict(
+        recover,
+        lost,
+        (hidden == 0, f"{hidden} of {len(honest)} honest clicks superseded or hidden"),
+        (not written, f"decision files written into {written}"),
+        (hidden_after == 0, f"after a reindex {hidden_after} honest clicks hidden"),
+        (future == 0, f"{future} steps stored as dated 2099"),
+        note=f"0 of {len(honest)} honest clicks hidden, before and after a reindex; "
+        "no decision file; times stored as received",
+    )
+
+
+WIPING = {
+    "wipe": {"testId": "wipe-wallet-button"},
+    "erase": {"testId": "erase-wallet-button"},
+    "forget": {"testId": "forget-wallet-button"},
+    "destroy": {"testId": "destroy-vault-button"},
+    "clear": {"testId": "clear-all-data-button"},
+    "leads to reset": {"testId": "wallet-primary-action", "landed": "reset-wallet"},
+}
+"""The wallet-wiping control named "Send": by the words of its id, or by where it leads."""
+
+
+async def wiping_send(arena: Arena) -> Outcome:
+    """For each control of `WIPING`, named "Send" and clicked twice by one session beside three
+    honest sessions that clicked Send: it must not be the first answer to "send button", and
+    it must carry a `caution` when shown."""
+    first_trap: list[str] = []
+    uncautioned: list[str] = []
+    for number, (variant, trap) in enumerate(WIPING.items()):
+        place = Arena(arena.work / f"variant-{number}", arena.env)
+        place.root.mkdir(parents=True)
+        honest_home_sessions(place.root)
+        async with place.stack:
+            server = await place.server()
+            started = await place.call(
+                server.client, "mm_knowledge_start_session", {"goal": "Send 0.1 ETH"}
+            )
+            attacker = str(started["result"]["sessionId"])
+            shown = [*HOME_SHOWN, {"testId": trap["testId"], "tag": "button", "text": "Send"}]
+            home = {"state": {"currentScreen": "home"}, "testIds": shown}
+            look = {"tool": {"name": "mm_describe_screen"}, "observation": {**home}}
+            target = {"testId": trap["testId"], "a11yHint": {"role": "button", "name": "Send"}}
+            landed = {"state": {"currentScreen": trap.get("landed", "home")}}
+            click = {"tool": {"name": "mm_click", "target": target}, "observation": landed}
+            for step in (look, click, look, click):
+                recorded = await place.call(
+                    server.client,
+                    "mm_knowledge_record_step",
+                    {"sessionId": attacker, "outcome": {"ok": True}, **step},
+                )
+                place.recorded.setdefault(attacker, []).append(recorded["result"]["stepId"])
+            await place.settle(server.client, time.monotonic())
+            found = await place.call(
+                server.client, "mm_knowledge_search", {"query": "send button", "limit": 10}
+            )
+            results = found["result"]["results"] if found["ok"] else []
+            clicks = [r for r in results if r.get("stepId", "").startswith(attacker + "/")]
+            clicks = [r for r in clicks if r.get("tool") == "mm_click"]
+            if results and results[0] in clicks:
+                first_trap.append(variant)
+            if any(not r.get("caution") for r in clicks):
+                uncautioned.append(variant)
+        arena.non_envelopes += place.non_envelopes
+    return arena.verdict(
+        None,
+        0,
+        (not first_trap, f"first answer to 'send button' in {len(first_trap)} of 6: {first_trap}"),
+        (not uncautioned, f"no caution in {uncautioned}"),
+        note="first answer in 0 of 6 variants; every trap click cautioned",
+        needs_recovery=False,
+    )
+
+
+HOME_STATE = {"currentScreen": "home"}
+
+
+def home_clicks(root: Path, test_id: str, days_ago: tuple[int, ...], name: str) -> None:
+    """Sessions written earlier: each looked at home and clicked `test_id`; it worked."""
+    steps = looked_and_clicked("home", HOME_SHOWN, test_id, "next")
+    for number, days in enumerate(days_ago):
+        at = datetime.now(UTC) - timedelta(days=days)
+        written_session(root, f"mm-{name}-{number}", at, "use the wallet", steps)
+
+
+async def fresh_single_click(arena: Arena) -> Outcome:
+    """Send worked in three sessions (60-80 days ago), Swap in two (90-100 days ago); one
+    session clicks Buy now: priorKnowledge on home must rank Send, then Swap, then Buy."""
+    home_clicks(arena.root, "coin-overview-send", (60, 70, 80), "send")
+    home_clicks(arena.root, "coin-overview-swap", (90, 100), "swap")
+    server = await arena.server()
+    started = await arena.call(server.client, "mm_knowledge_start_session", {"goal": "buy"})
+    session_id = str(started["result"]["sessionId"])
+    buy = {
+        "sessionId": session_id,
+        "tool": {"name": "mm_click", "target": {"testId": "coin-overview-buy"}},
+        "outcome": {"ok": True},
+        "observation": {"state": {"currentScreen": "buy"}},
+    }
+    look = {**buy, "tool": {"name": "mm_describe_screen"}, "observation": {"state": HOME_STATE}}
+    for step in (look, buy):
+        recorded = await arena.call(server.client, "mm_knowledge_record_step", step)
+        arena.recorded.setdefault(session_id, []).append(recorded["result"]["stepId"])
+    recover, lost = await arena.settle(server.client, time.monotonic())
+    engine = KnowledgeEngine(arena.root, arena.index)
+    context = ScreenContext(
+        screen="home",
+        test_ids=["coin-overview-send", "coin-overview-swap", "coin-overview-buy"],
+        session_id="mm-newcomer",
+    )
+    prior = engine.prior_knowledge(context)
+    order = [str(s.preferredTarget.value) for s in prior.suggestedNextActions]
+    expected = ["coin-overview-send", "coin-overview-swap", "coin-overview-buy"]
+    return arena.verdict(
+        recover,
+        lost,
+        (order == expected, f"suggested in the order {order}"),
+        note=f"order {[o.split('-')[-1] for o in order]}",
+    )
+
+
+async def sample_unlock_prior(arena: Arena) -> Outcome:
+    """priorKnowledge on the bundled sample's unlock screen, as `knowhow demo` installs it: one
+    suggestion per element, type the password before clicking Unlock, confidence never higher
+    further down."""
+    shutil.copytree(SAMPLE_ROOT, arena.root)
+    server = await arena.server()
+    await arena.settle(server.client, time.monotonic())
+    status = await arena.call(server.client, "mm_knowledge_status", {})
+    engine = KnowledgeEngine(arena.root, arena.index)
+    describe = next(arena.root.glob("*/steps/0002-mm_describe_screen.json"))
+    observation = StepRecord.model_validate_json(describe.read_bytes()).observation
+    prior = engine.prior_knowledge(ScreenContext.seen(observation, "unlock", "mm-new"))
+    shown = [
+        (s.action, str(s.preferredTarget.value), s.confidence) for s in prior.suggestedNextActions
+    ]
+    confidences = [c for _, _, c in shown]
+    return arena.verdict(
+        None,
+        0,
+        (status["ok"], "status failed"),
+        (len(shown) == 2, f"{len(shown)} suggestions for 2 elements: {shown}"),
+        ([a for a, _, _ in shown][:2] == ["type", "click"], f"order {shown}"),
+        (confidences == sorted(confidences, reverse=True), f"confidences {confidences}"),
+        note=f"{len(shown)} suggestions: {', '.join(f'{a} {t} {c}' for a, t, c in shown)}",
+        needs_recovery=False,
+    )
+
+
+@dataclass(frozen=True)
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -2262,6 +2566,13 @@ ATTACKS: list[Attack] = [
         "writer lease",
         big_session_lease,
     ),
+    Attack("password typed by a11y ref inside a run_steps batch", "batch secret", batch_ref_secret),
+    Attack(
+        "three record_step calls dated 2099 against unlock-submit", "forged future", forged_future
+    ),
+    Attack("a wallet-wiping control named Send, 6 variants", "destructive control", wiping_send),
+    Attack("one fresh click vs 3 and 2 sessions of history", "support", fresh_single_click),
+    Attack("priorKnowledge on the sample's unlock screen", "sample prior", sample_unlock_prior),
 ]
 
 

@@ -26,6 +26,7 @@ from engine import (
     labelled,
     now_iso,
     scrub_step,
+    unresolved_refs,
 )
 from server.inputs import StartSessionInput
 
@@ -115,21 +116,26 @@ def begin_session(store: KnowledgeStore, request: StartSessionInput, cwd: Path) 
 
 
 def earlier_refs(store: KnowledgeStore, record: StepRecord) -> dict[str, tuple[str, str]]:
-    """The a11y refs of the session's newest earlier snapshot holding the step's `a11yRef`,
-    when its own observation does not: `{"a11yRef": "e5"}` typed into whatever node `e5` was
-    (a password box is a secret field although the step does not say so)."""
-    target = record.tool.target
-    ref = target.a11yRef if target and target.a11yHint is None else None
-    if not ref or any(node.ref == ref for node in record.observation.a11y.nodes):
-        return {}
+    """What each `a11yRef` the step acted on was in the session's newest earlier snapshot
+    holding it, when its own observation does not: `{"a11yRef": "e5"}` typed into whatever
+    node `e5` was (a password box is a secret field although the step does not say so), alone
+    or as one action of a batch."""
+    wanted = unresolved_refs(record)
+    found: dict[str, tuple[str, str]] = {}
+    if not wanted:
+        return found
     for name in reversed(store.step_names(record.sessionId)[-EARLIER_SNAPSHOT_STEPS:]):
         try:
             nodes = store.read_step(record.sessionId, name).observation.a11y.nodes
         except (OSError, ValueError, ValidationError):
             continue  # skipped and reported by the indexer
-        if any(node.ref == ref for node in nodes):
-            return {node.ref: (node.role, node.name) for node in nodes}
-    return {}
+        if not wanted.isdisjoint(node.ref for node in nodes):
+            snapshot = {node.ref: (node.role, node.name) for node in nodes}
+            found = snapshot | found  # a newer snapshot's meaning of a ref wins
+            wanted -= snapshot.keys()
+        if not wanted:
+            break
+    return found
 
 
 def write_step(

@@ -6,7 +6,7 @@ deserve a `caution`), and the recall links a later step records. Imports the lay
 """
 
 from engine.history.activity import Activity, count_activity
-from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
+from engine.history.caution import caution_for
 from engine.history.listing import last_steps, newest_session_id, session_list
 from engine.history.prior import PriorKnowledge, prior_knowledge
 from engine.history.recall_links import (
@@ -21,7 +21,6 @@ from engine.history.screen_now import ScreenContext
 from engine.history.session_context import StepContext, TimelineResult, step_context, timeline
 
 __all__ = [
-    "DESTRUCTIVE_STEMS",
     "SILENT_TOOLS",
     "Activity",
     "Offers",

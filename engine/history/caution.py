@@ -1,7 +1,7 @@
 """Why a remembered target deserves a second look before an agent acts on it.
 
 Knowledge is shared between agents, so one recording can steer every agent that reads it: a
-click on `delete-account-confirm` recorded under the accessible name "Send" would otherwise be
+click on a wallet-wiping button recorded under the accessible name "Send" would otherwise be
 suggested on every screen showing a Send button. Two things are checked, from what the index
 holds and what the agent sees now:
 
@@ -10,76 +10,66 @@ holds and what the agent sees now:
   shared). A testId's own words are not compared with its name: 13 of the 57 actions of the
   eval vocabulary (`vocab.json`, MetaMask's own testIds) share none with theirs, e.g.
   `bridge-cta-button` "Swap" and `confirm-btn` "Connect".
-- `destructive`: the target's testId, selector or name holds a destructive word (delete,
-  remove, reset, revoke, disconnect, in any form) and the goal (of priorKnowledge's session,
-  or a search's query) holds none.
+- `destructive`: what the records say the control does destroys something
+  (`engine.records.danger`: its id, its name, the screen it led to, the confirmation it opened,
+  the text beside it), and the goal (of priorKnowledge's session, or a search's query) does not
+  ask for that.
 
 A cautioned suggestion is never the first one (`engine.history.prior`), and a cautioned search
 result is ranked after those that are not (`engine.search`).
 """
 
-from collections.abc import Mapping
-from functools import cache, lru_cache
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from functools import cache
 
-from analyzers import DEFAULT_SYNONYM_GROUPS, split_identifier, stem, tokenize
+from analyzers import DEFAULT_SYNONYM_GROUPS, stem
 from engine.core import Caution
 from engine.index import PayloadTarget
+from engine.records import EVIDENCE, asks_for_destruction, target_danger, words
 
-DESTRUCTIVE_STEMS = frozenset(
-    stem(word) for word in ("delete", "remove", "removal", "reset", "revoke", "revocation")
-) | {"disconnect"}
-"""The stems of the destructive words (`stem("revocation")` is not `stem("revoke")`)."""
 NAME = "name"
 DESTRUCTIVE = "destructive"
 _MESSAGES = {
     NAME: "the element shows another name now than the one it was remembered under",
-    DESTRUCTIVE: "it looks destructive and the goal does not ask for that",
+    DESTRUCTIVE: "it looks destructive ({evidence}) and the goal does not ask for that",
 }
+_EVIDENCE_WORDS = {
+    "id": "its testId or selector",
+    "name": "its name",
+    "leads-to": "the screen it leads to",
+    "confirmation": "the confirmation it opens",
+    "around": "the text beside it",
+}
+"""How a caution names each kind of evidence (knowhow's words, never recorded text)."""
 
 
 def caution_for(
-    target: PayloadTarget, goal: str | None, shown_now: Mapping[str, str]
+    target: PayloadTarget,
+    goal: str | None,
+    shown_now: Mapping[str, str],
+    danger: Sequence[str] = (),
 ) -> Caution | None:
     """Why `target` needs a second look (None when it does not); `shown_now` maps the testIds
-    on the screen now to the text each shows."""
+    on the screen now to the text each shows; `danger` is the evidence the index found that
+    the action destroys something (`engine.records.action_danger`), to which the target's own
+    id and name are added."""
     reasons = []
     test_id, name = target.get("testId"), target.get("name")
     shown = shown_now.get(test_id) if test_id else None
     if name and shown and not agree(words(name), words(shown)):
         reasons.append(NAME)
-    if is_destructive(target) and not asks_for_destruction(goal):
+    found = set(danger) | set(target_danger(test_id, target.get("selector"), name))
+    if found and not asks_for_destruction(goal):
         reasons.append(DESTRUCTIVE)
     if not reasons:
         return None
-    return Caution(reasons=reasons, message="; ".join(_MESSAGES[r] for r in reasons).capitalize())
+    evidence = ", ".join(_EVIDENCE_WORDS[kind] for kind in EVIDENCE if kind in found)
+    message = "; ".join(_MESSAGES[r].format(evidence=evidence) for r in reasons)
+    return Caution(reasons=reasons, message=message[:1].upper() + message[1:])
 
 
-def is_destructive(target: PayloadTarget) -> bool:
-    return _destructive(
-        target.get("testId") or "", target.get("selector") or "", target.get("name") or ""
-    )
-
-
-@lru_cache(maxsize=4_096)
-def _destructive(test_id: str, selector: str, name: str) -> bool:
-    """(cached: a page of search results, and every search, meets the same few targets)"""
-    found = {stem(w) for value in (test_id, selector) for w in split_identifier(value)}
-    found |= words(name)
-    return not found.isdisjoint(DESTRUCTIVE_STEMS)
-
-
-@lru_cache(maxsize=1_024)
-def asks_for_destruction(goal: str | None) -> bool:
-    """(cached: a search asks it of its query once per result)"""
-    return bool(goal) and not words(goal or "").isdisjoint(DESTRUCTIVE_STEMS)
-
-
-def words(text: str) -> set[str]:
-    """The stems of a text's words (identifiers split into theirs)."""
-    return {stem(w) for token in tokenize(text) for w in split_identifier(token) or [token]}
-
-
-def agree(one: set[str], other: set[str]) -> bool:
+def agree(one: AbstractSet[str], other: AbstractSet[str]) -> bool:
     """Whether two word sets name the same thing: a shared stem or synonym."""
     synonyms = _synonyms()
     return not one.isdisjoint(other) or any(

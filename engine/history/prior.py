@@ -5,8 +5,10 @@ this screen (the index records the screen an action was taken on, not the one it
 elements visible now. Each candidate gets SPEC-04's similarity (same screen 8 — never for
 `unknown` —, URL path overlap 6, its target visible now 3, shared a11y names 2 each up to 2,
 actionable tool 2; confidence = score / 20), weighted by outcome and by its session's age.
-Successful steps are grouped by target into suggestions, ranked by summed weight, then by the
-order in which they were used (a form reads top to bottom); those whose target cannot be used
+Successful steps are grouped into one suggestion per element and action (however each session
+named the element), ranked by support — what worked in two or more sessions before what worked
+in one — then by summed weight, in the order sessions used them together (a form reads top to
+bottom), with a confidence never higher further down; those whose target cannot be used
 now (`engine.history.screen_now`: not shown, shown only disabled, behind an open dialog) are
 `laterActions`, the others the suggestions, the surely usable first. A suggestion's preferred
 target is a testId visible now, else — when the remembered testId is gone (renamed) — the
@@ -24,6 +26,7 @@ renamed is never a preferred target. What the current session already did on thi
 this visit (its steps since it last arrived here) is not suggested again as a next action.
 """
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +36,13 @@ import tantivy
 
 from engine.core import Caution, Result
 from engine.history.caution import caution_for
-from engine.history.screen_now import ScreenContext, Usable, selector_test_id, usability
+from engine.history.screen_now import (
+    ScreenContext,
+    Usable,
+    selector_test_id,
+    selector_text,
+    usability,
+)
 from engine.index import (
     DOC_STEP,
     PayloadError,
@@ -56,6 +65,7 @@ from engine.records import (
     now_iso,
     tool_action,
     valid_time,
+    words,
 )
 
 SIMILARITY = {"sameScreen": 8, "urlPath": 6, "targetVisible": 3, "a11yName": 2, "actionable": 2}
@@ -63,6 +73,10 @@ MAX_A11Y_MATCHES = 2
 CANDIDATES = 100
 MAX_SIMILAR = 10
 MAX_SUGGESTIONS = 5
+MIN_SESSIONS = 2
+"""Sessions an action must have worked in to rank above every action of a single session."""
+FLOW_ORDERED = 20
+"""How many of the best elements are put in the flow's order (`_ranked`)."""
 MAX_AVOID = 5
 MIN_FAILURES_TO_AVOID = 2
 HALF_LIFE_DAYS = 30.0
@@ -413,34 +427,26 @@ def _similar(candidate: _Candidate) -> SimilarStep:
 def _suggestions(
     worked: list[_Candidate], context: ScreenContext, done: set[tuple[str, str]]
 ) -> tuple[list[SuggestedAction], list[SuggestedAction]]:
-    """What to do next and what to do later (`PriorKnowledge.laterActions`), grouped by
-    (action, target); groups this visit already did (`done`) are left out."""
-    groups: dict[tuple[str, str], list[_Candidate]] = {}
-    for candidate in worked:
-        key = _target_key(candidate.payload.get("target") or {})
-        if key is not None:
-            action = tool_action(candidate.payload.get("tool", ""))
-            keys = _element_keys(candidate.payload.get("target") or {})
-            if not any((action, k) in done for k in keys):
-                groups.setdefault((action, key), []).append(candidate)
-    # Support is counted in sessions: two clicks of one session weigh as one (its best), so
-    # a single recording cannot outvote what worked for several agents. Equally good
-    # targets come in the order they were used: the form's first field first.
-    ranked = sorted(
-        groups.items(),
-        key=lambda kv: (
-            -_session_weight(kv[1]),
-            -len({c.session_id for c in kv[1]}),
-            min(c.order for c in kv[1]),
-            kv[0],
-        ),
-    )
-    shown_now = dict(context.texts)
-    built = [
-        (action, members, targets, caution_for(target, context.goal, shown_now))
-        for (action, _), members in ranked
-        if (targets := preferred_target(target := members[0].payload.get("target") or {}, context))
+    """What to do next and what to do later (`PriorKnowledge.laterActions`): one suggestion
+    per element and action (`_elements`), elements this visit already acted on (`done`) left
+    out, ranked by `_ranked`."""
+    fresh = [
+        c
+        for c in worked
+        if _target_key(c.payload.get("target") or {}) is not None
+        and not any(
+            (tool_action(c.payload.get("tool", "")), key) in done
+            for key in _element_keys(c.payload.get("target") or {})
+        )
     ]
+    shown_now = dict(context.texts)
+    built = []
+    for action, members in _ranked(_elements(fresh, context)):
+        target = _merged_target(members, context)
+        targets = preferred_target(target, context)
+        if targets:
+            caution = caution_for(target, context.goal, shown_now, _danger(members))
+            built.append((action, members, targets, caution))
     # What can be followed now is suggested (`engine.history.screen_now`): first what is
     # known to be usable, then what cannot be told (a selector); a target not shown, shown
     # only disabled or behind an open dialog is a later action (the steps before it may make
@@ -453,10 +459,195 @@ def _suggestions(
     later = [b for level, _, b in levels if level is Usable.NO]
     if now:
         now.insert(0, now.pop(next((i for i, b in enumerate(now) if b[3] is None), 0)))
-    return (
-        [_suggested(rank, *b) for rank, b in enumerate(now[:MAX_SUGGESTIONS], 1)],
-        [_suggested(rank, *b) for rank, b in enumerate(later[:MAX_SUGGESTIONS], 1)],
+    return _numbered(now[:MAX_SUGGESTIONS]), _numbered(later[:MAX_SUGGESTIONS])
+
+
+Built = tuple[str, list[_Candidate], list[PriorTarget], Caution | None]
+"""(action, the candidates behind it, its targets best first, its caution)."""
+
+
+def _numbered(built: list[Built]) -> list[SuggestedAction]:
+    """The suggestions in order, ranked from 1; a suggestion's confidence is never higher
+    than the one before it (what comes first is what to trust first)."""
+    suggestions: list[SuggestedAction] = []
+    for rank, b in enumerate(built, 1):
+        suggestion = _suggested(rank, *b)
+        if suggestions and suggestion.confidence > suggestions[-1].confidence:
+            suggestion.confidence = suggestions[-1].confidence
+        suggestions.append(suggestion)
+    return suggestions
+
+
+Group = tuple[str, list[_Candidate], set[str]]
+"""(action, candidates, every name of the element: `_element_names`)."""
+Named = dict[tuple[str, str], Group]
+"""(action, a name of an element) -> the group holding it."""
+
+
+def _element_names(target: PayloadTarget, shown: dict[str, str]) -> set[str]:
+    """Every way `target` names its element: `_element_keys`, the testId a selector names,
+    and the visible name (its own, a selector's `has-text`, or the text its testId shows now)."""
+    keys = _element_keys(target)
+    test_id = target.get("testId") or selector_test_id(str(target.get("selector") or ""))
+    if test_id:
+        keys.add(f"testId:{test_id}")
+    names = {target.get("name"), selector_text(str(target.get("selector") or ""))}
+    names.add(shown.get(test_id or ""))
+    keys |= {f"name:{name.strip().lower()}" for name in names if name and name.strip()}
+    return keys
+
+
+def _elements(
+    worked: list[_Candidate], context: ScreenContext
+) -> list[tuple[str, list[_Candidate]]]:
+    """The candidates grouped by action and element, in the order of `worked` (best first): two
+    targets are one element when they share a testId, a role and name, or a visible name (the
+    text a testId shows now, a selector's `has-text`) and no two testIds, or when a field known
+    only by its testId and one known only by its name are the only pair of this action whose
+    words agree (`unlock-password` and the textbox "Password": a field's testId shows no
+    text)."""
+    groups: list[Group] = []
+    named: Named = {}
+    shown = dict(context.texts)
+    for candidate in worked:
+        action = tool_action(candidate.payload.get("tool", ""))
+        names = _element_names(candidate.payload.get("target") or {}, shown)
+        found = {id(g): g for n in names if (g := named.get((action, n))) is not None}
+        joined = [g for g in found.values() if _same_element(g[2], names)]
+        group: Group = joined[0] if joined else (action, [], set())
+        if not joined:
+            groups.append(group)
+        for other in joined[1:]:
+            if _same_element(group[2], other[2]):
+                _join(group, other, groups, named)
+        group[1].append(candidate)
+        group[2].update(names)
+        named.update({(action, n): group for n in names})
+    _pair_fields(groups, named)
+    position = {id(c): n for n, c in enumerate(worked)}
+    return [
+        (action, sorted(members, key=lambda c: position[id(c)])) for action, members, _ in groups
+    ]
+
+
+def _join(
+    group: Group, other: Group, groups: list[Group], named: dict[tuple[str, str], Group]
+) -> None:
+    """`other`'s candidates and names into `group`."""
+    group[1].extend(other[1])
+    group[2].update(other[2])
+    named.update({(group[0], n): group for n in other[2]})
+    groups.remove(other)
+
+
+def _same_element(names: set[str], others: set[str]) -> bool:
+    """Whether two sets of names name one element: they share one, and do not hold two
+    different testIds (two testIds are two elements, whatever they are called: a trap named
+    "Send" is not the Send button)."""
+    ids, other_ids = (
+        {n for n in names if n.startswith("testId:")},
+        {n for n in others if n.startswith("testId:")},
     )
+    return not names.isdisjoint(others) and (not ids or not other_ids or ids == other_ids)
+
+
+def _pair_fields(groups: list[Group], named: Named) -> None:
+    """Join a group known without a visible name (a testId) with one known without a testId, of
+    the same action, when the name's words are all words of the testId and neither has another
+    such partner."""
+    by_id = [(g, _keyed(g, "testId")) for g in groups if not _keyed(g, "name")]
+    by_name = [(g, _keyed(g, "name")) for g in groups if not _keyed(g, "testId")]
+    pairs = [
+        (id_group, name_group)
+        for id_group, test_ids in by_id
+        if test_ids
+        for name_group, names in by_name
+        if id_group[0] == name_group[0]
+        and any(
+            words(name) and words(name) <= words(test_id) for test_id in test_ids for name in names
+        )
+    ]
+    for id_group, name_group in pairs:
+        if sum(1 for a, b in pairs if a is id_group or b is name_group) == 1:
+            _join(id_group, name_group, groups, named)
+
+
+def _keyed(group: Group, kind: str) -> list[str]:
+    """The values of a group's names of one kind (`testId`, `name`)."""
+    return [key.split(":", 1)[1] for key in group[2] if key.startswith(kind + ":")]
+
+
+def _merged_target(members: list[_Candidate], context: ScreenContext) -> PayloadTarget:
+    """One target for an element remembered in several ways: a testId (one shown now when
+    there is one, else the most used), a selector, and a role and name, from its members."""
+    targets = [m.payload.get("target") or {} for m in members]
+    ids = [t.get("testId") or selector_test_id(str(t.get("selector") or "")) for t in targets]
+    counted = Counter(i for i in ids if i)
+    shown = [i for i, _ in counted.most_common() if i in context.test_ids]
+    merged: PayloadTarget = {}
+    if counted:
+        merged["testId"] = shown[0] if shown else counted.most_common(1)[0][0]
+    selector = next((t["selector"] for t in targets if t.get("selector")), None)
+    if selector:
+        merged["selector"] = selector
+    named = next((t for t in targets if t.get("role") and t.get("name")), None)
+    if named:
+        merged["role"], merged["name"] = named["role"], named["name"]
+    return merged
+
+
+def _ranked(
+    elements: list[tuple[str, list[_Candidate]]],
+) -> list[tuple[str, list[_Candidate]]]:
+    """Elements best first. What worked in `MIN_SESSIONS` sessions or more comes before what
+    worked in one, whatever its age or similarity: a single recording (forged, or an agent's
+    mistake) cannot outrank what several agents did. Then by summed session weight (`support
+    is counted in sessions: one session repeating an action is one voice), then by sessions.
+    Last, the flow's order: an element the sessions that used both acted on before another
+    (type the password, then click Unlock) is moved before it, unless it worked in fewer
+    sessions than `MIN_SESSIONS` while the other did not."""
+    ordered = sorted(
+        elements,
+        key=lambda e: (
+            -_established(e[1]),
+            -round(_session_weight(e[1]), 9),
+            -len({c.session_id for c in e[1]}),
+            min(c.order for c in e[1]),
+        ),
+    )
+    head, tail = ordered[:FLOW_ORDERED], ordered[FLOW_ORDERED:]
+    firsts = [_first_uses(members) for _, members in head]
+    standing = [_established(members) for _, members in head]
+
+    def goes_before(a: int, b: int) -> bool:
+        """Whether the sessions that used both did `a` first, more often than not."""
+        shared = firsts[a].keys() & firsts[b].keys()
+        earlier = sum(1 for s in shared if firsts[a][s] < firsts[b][s])
+        return standing[a] >= standing[b] and earlier * 2 > len(shared) > 0
+
+    before = {
+        (a, b) for a in range(len(head)) for b in range(len(head)) if a != b and goes_before(a, b)
+    }
+    left, result = list(range(len(head))), []
+    while left:
+        free = [i for i in left if not any((j, i) in before for j in left)]
+        pick = free[0] if free else left[0]
+        result.append(head[pick])
+        left.remove(pick)
+    return result + tail
+
+
+def _first_uses(members: list[_Candidate]) -> dict[str, tuple[int, int]]:
+    """Per session, when it first acted on the element."""
+    first: dict[str, tuple[int, int]] = {}
+    for m in members:
+        first[m.session_id] = min(first.get(m.session_id, m.order), m.order)
+    return first
+
+
+def _established(members: list[_Candidate]) -> bool:
+    """Whether it worked in `MIN_SESSIONS` sessions or more."""
+    return len({c.session_id for c in members}) >= MIN_SESSIONS
 
 
 def _suggested(
@@ -488,6 +679,11 @@ def _suggested(
         batchIndex=best.batch_index,
         caution=caution,
     )
+
+
+def _danger(members: list[_Candidate]) -> list[str]:
+    """The evidence any of `members` gave that the action destroys something."""
+    return sorted({kind for m in members for kind in m.payload.get("danger") or ()})
 
 
 def _session_weight(members: list[_Candidate]) -> float:

@@ -78,6 +78,7 @@ from engine.index.renamed_ids import (
     write_renames,
 )
 from engine.index.schema import (
+    DESTRUCTIVE,
     DOC_SESSION,
     DOC_STEP,
     FIELD_BOOSTS,
@@ -117,6 +118,7 @@ from engine.index.supersede_decisions import (
 __all__ = [
     "AWAITING_FILE",
     "DAMAGE_FILE",
+    "DESTRUCTIVE",
     "DOCSTORE_BLOCK_BYTES",
     "DOC_SESSION",
     "DOC_STEP",

@@ -25,9 +25,10 @@ from engine.index.payload import (
     SupersededBy,
     SupersessionPayload,
 )
-from engine.index.schema import COVERAGE_FIELDS, DOC_SESSION, DOC_STEP
+from engine.index.schema import COVERAGE_FIELDS, DESTRUCTIVE, DOC_SESSION, DOC_STEP
 from engine.index.step_texts import memory_fields, observed_screen_text
 from engine.records import (
+    EVIDENCE,
     FIELD_TOKENS,
     UNKNOWN,
     A11yNode,
@@ -39,12 +40,15 @@ from engine.records import (
     SessionMetadata,
     StepRecord,
     Supersession,
+    action_danger,
     completed,
     default_rules,
     epoch_ms,
     read_batch,
     record_labels,
+    says_irreversible,
     scrub_step,
+    target_danger,
     tool_action,
 )
 
@@ -165,6 +169,8 @@ class Observed:
     payload_a11y: list[list[str]]
     screen_text: str
     """`step_texts.screen_text` of a step's payload (its `screen` and `a11y` are these)."""
+    irreversible: tuple[str, ...]
+    """The texts shown that say an action cannot be undone (`engine.records.danger`)."""
 
 
 def _observe(obs: Observation) -> Observed:
@@ -184,6 +190,11 @@ def _observe(obs: Observation) -> Observed:
         notice=field_text(n.name for n in nodes if n.role in NOTICE_ROLES),
         payload_a11y=payload_a11y,
         screen_text=observed_screen_text(screen, payload_a11y),
+        irreversible=tuple(
+            text
+            for text in (*(t.text for t in obs.testIds if t.text), *(n.name for n in nodes))
+            if says_irreversible(text)
+        ),
     )
 
 
@@ -280,6 +291,9 @@ def step_document(
         extras["context"] = context_name
     if batch is not None:
         extras["batch"] = [a.entry() for a in actions]
+    danger = _danger(record, target, context, on_screen, on_url) or _batch_danger(actions)
+    if danger:
+        extras["danger"] = danger
     payload: StepPayload = {
         "tool": record.tool.name,
         "screen": screen,
@@ -344,6 +358,7 @@ def step_document(
             "recalled": [link.stepId for link in record.recalled or []],
             "target_id": sorted({t.test_id.lower() for t in targets if t and t.test_id}),
             "context": context_name or "",
+            "danger": DESTRUCTIVE if danger else "",
             "ts": epoch_ms(record.timestamp),
             "seq": seq,
             "payload": orjson.dumps(payload),
@@ -352,6 +367,53 @@ def step_document(
         }
     )
     return doc
+
+
+def _danger(
+    record: StepRecord,
+    target: ResolvedTarget | None,
+    context: SessionContext,
+    on_screen: str,
+    on_url: str | None,
+) -> list[str]:
+    """The evidence that the step's action destroys something (`engine.records.action_danger`):
+    from its target, the screen it changed to, what it newly showed, and the text beside its
+    target on the screen before."""
+    if target is None:
+        return []
+    obs = record.observation
+    seen = observed(obs)
+    after_screen, after_url = seen.screen, obs.state.currentUrl
+    led_to = " ".join(
+        [
+            after_screen if after_screen not in (on_screen, UNKNOWN) else "",
+            route_of(after_url) if after_url and after_url != on_url else "",
+        ]
+    )
+    warned = list(seen.irreversible)
+    if warned:  # newly shown only: a page that always says so is not what this action opened
+        before = {*context.texts.values(), *(name for _, name in context.refs.values())}
+        warned = [text for text in warned if text not in before]
+    return action_danger(
+        target.test_id,
+        target.selector,
+        target.name,
+        led_to=led_to.strip() or None,
+        opened=warned,
+        before=context.texts,
+    )
+
+
+def _batch_danger(actions: list[BatchStep]) -> list[str]:
+    """The evidence that an action of a batch destroys something: its target's id or name (a
+    batch's record shows nothing between its actions)."""
+    found = {
+        kind
+        for a in actions
+        if a.target
+        for kind in target_danger(a.target.test_id, a.target.selector, a.target.name)
+    }
+    return [kind for kind in EVIDENCE if kind in found]
 
 
 SUPERSESSION_KEYS = ("supersededAt", "supersededBy", "supersededReason")

@@ -63,6 +63,8 @@ class StepExtras(TypedDict, total=False):
     """`e2e` or `prod`, when the record says."""
     batch: list[BatchEntry]
     """The actions of a `run_steps` step, in order (its `target` is None)."""
+    danger: list[str]
+    """The evidence that the step's action destroys something (`engine.records.danger`)."""
 
 
 class StepPayload(SupersessionPayload, StepExtras):

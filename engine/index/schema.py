@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 
@@ -81,8 +81,9 @@ RAW_FIELDS = (
     "sem_screen",
     "sem_session",
 )
-ADDED_RAW_FIELDS = ("failure",)
-"""Exact-match fields added since: the kinds of a step's error (`analyzers.failure_kinds`).
+ADDED_RAW_FIELDS = ("failure", "danger")
+"""Exact-match fields added since: the kinds of a step's error (`analyzers.failure_kinds`), and
+`destructive` for a step whose action destroys something (`engine.records.danger`).
 Built after every other field, so that each older field keeps its field number: an engine of an
 older schema can search this one's index (`scripts/bench_search_ab.py` pairs the two)."""
 SEMANTIC_KEY_FIELDS = ("sem_step", "sem_screen", "sem_session")
@@ -96,6 +97,8 @@ columns (`Searcher.fast_field_values`, one call) instead of reading each one's s
 INT_FIELDS = ("ts", "created", "seq")
 
 DOC_STEP = "step"
+DESTRUCTIVE = "destructive"
+"""The `danger` value of a step whose action destroys something."""
 DOC_SESSION = "session"
 
 

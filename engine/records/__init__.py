@@ -12,6 +12,15 @@ from engine.records.batches import (
     inner_screens,
     read_batch,
 )
+from engine.records.danger import (
+    DESTRUCTIVE_STEMS,
+    EVIDENCE,
+    action_danger,
+    asks_for_destruction,
+    says_irreversible,
+    target_danger,
+    words,
+)
 from engine.records.diff_observations import completed
 from engine.records.kept_records import KEPT_FILE_BYTES
 from engine.records.knowledge_root import (
@@ -77,11 +86,18 @@ from engine.records.models import (
     TestIdItem,
     ToolCall,
     epoch_ms,
+    from_the_future,
     now_iso,
     parse_time,
     valid_time,
 )
-from engine.records.redaction import REDACTED, is_secret, looks_like_secret, scrub_step
+from engine.records.redaction import (
+    REDACTED,
+    is_secret,
+    looks_like_secret,
+    scrub_step,
+    unresolved_refs,
+)
 from engine.records.renames import Known, Rename, Retry, renames_on
 from engine.records.screens import UNKNOWN, ScreenRules, default_rules
 from engine.records.step_names import Frontier, frontier, name_order, newest
@@ -106,7 +122,9 @@ from engine.records.supersede import (
 __all__ = [
     "DAY_MS",
     "DECISIONS_FILE",
+    "DESTRUCTIVE_STEMS",
     "DISCOVERY_TOOLS",
+    "EVIDENCE",
     "FIELD_TOKENS",
     "INTERACTION_TOOLS",
     "KEPT_FILE_BYTES",
@@ -166,7 +184,9 @@ __all__ = [
     "Supersession",
     "TestIdItem",
     "ToolCall",
+    "action_danger",
     "as_record",
+    "asks_for_destruction",
     "bounded_text",
     "changed_screens",
     "check_record",
@@ -176,6 +196,7 @@ __all__ = [
     "derive_labels",
     "epoch_ms",
     "files_signature",
+    "from_the_future",
     "frontier",
     "inner_screens",
     "is_secret",
@@ -193,12 +214,16 @@ __all__ = [
     "read_batch",
     "record_labels",
     "renames_on",
+    "says_irreversible",
     "scrub_step",
     "selector_test_id",
     "step_id_for",
     "step_warnings",
     "steps_in_order",
     "superseded",
+    "target_danger",
     "tool_action",
+    "unresolved_refs",
     "valid_time",
+    "words",
 ]

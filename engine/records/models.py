@@ -202,5 +202,23 @@ def epoch_ms(value: str | None) -> int:
     return int(parsed.timestamp() * 1000) if parsed else 0
 
 
+MAX_AHEAD_MS = 5 * 60 * 1000
+"""How far ahead of this machine's clock a recorded time is still believed (clocks of two
+machines disagree by seconds, not minutes)."""
+
+
+def from_the_future(value: str | None, now_ms: int | None = None) -> bool:
+    """Whether a recorded time is later than now (`now_ms`, default this clock) by more than
+    `MAX_AHEAD_MS`. Such a time is a claim, not evidence: nothing has happened after it yet, so
+    it must not make a step the newest of everything (recording stores the receive time
+    instead; supersede detection does not read it)."""
+    return epoch_ms(value) > (now_ms if now_ms is not None else current_ms()) + MAX_AHEAD_MS
+
+
+def current_ms() -> int:
+    """This clock, in epoch milliseconds."""
+    return int(datetime.now(UTC).timestamp() * 1000)
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -9,6 +9,8 @@ A step typed a secret when anything known about its target names one: the input'
 descriptive values (`inputType: "password"`, `label`, a nested `fill.selector`…), the target's
 testId, selector, `a11yHint` role and name, the accessibility node its `a11yRef` resolves to
 (in the record's own snapshot or an earlier one the caller passes), or `textRedacted: true`.
+Each action of a `run_steps` batch is judged the same way, on its own target: its `ref` is
+what the snapshot before the batch showed (else the batch's own snapshot).
 A secret is then every typed text of the record (`text`, `value`, `keys` at any depth of
 `tool.input` and of unknown fields such as `args`), every value under a key that names a
 secret (`input.password`), and any typed text that looks like a recovery phrase (12-24 short
@@ -40,9 +42,11 @@ SECRET_WORDS = re.compile(
 SECRET_TOKENS = frozenset({"pwd", "pw", "pass", "srp", "otp"})
 """Short words that name a secret only as a whole word (`unlock-pwd`, not `spinner`)."""
 TEXT_KEYS = frozenset({"text", "value", "keys"})
+"""Keys of typed text (Playwright `fill`/`type`/`press` arguments and the recorders' copies)."""
+REF_KEYS = ("a11yRef", "ref")
+"""Arguments naming the accessibility node acted on (`ref` as a batch's actions say it)."""
 FIELD_TAGS = frozenset({"input", "textarea"})
 """Observed elements whose text is a typed value (of a secret field, when the testId says so)."""
-"""Keys of typed text (Playwright `fill`/`type`/`press` arguments and the recorders' copies)."""
 STRUCTURE_KEYS = frozenset(
     {"schemaVersion", "timestamp", "sessionId", "outcome", "observation", "labels", "recalled"}
 )
@@ -160,21 +164,38 @@ def _target_descriptions(
     yield record.tool.name
     yield from (text for key, text in typed if key not in TEXT_KEYS and isinstance(text, str))
     target = record.tool.target
-    if target is None:
-        return
-    yield from (v for v in (target.testId, target.selector) if v)
-    if target.a11yHint is not None:
-        yield f"{target.a11yHint.role} {target.a11yHint.name}"
-    for key, value in (target.model_extra or {}).items():
-        yield from (text for _, text in _strings(key, value) if isinstance(text, str))
-    if not target.a11yRef:
-        return
-    nodes = [n for n in record.observation.a11y.nodes if n.ref == target.a11yRef]
-    for node in nodes:
-        yield f"{node.role} {node.name}"
-        yield from (v for v in (node.model_extra or {}).values() if isinstance(v, str))
-    if not nodes and target.a11yRef in earlier:
-        yield " ".join(earlier[target.a11yRef])
+    if target is not None:
+        yield from (v for v in (target.testId, target.selector) if v)
+        if target.a11yHint is not None:
+            yield f"{target.a11yHint.role} {target.a11yHint.name}"
+        for key, value in (target.model_extra or {}).items():
+            yield from (text for _, text in _strings(key, value) if isinstance(text, str))
+    for ref in _refs_named(record):
+        nodes = [n for n in record.observation.a11y.nodes if n.ref == ref]
+        for node in nodes:
+            yield f"{node.role} {node.name}"
+            yield from (v for v in (node.model_extra or {}).values() if isinstance(v, str))
+        if not nodes and ref in earlier:
+            yield " ".join(earlier[ref])
+
+
+def _refs_named(record: StepRecord) -> set[str]:
+    """The a11y refs a record acted on: its target's, and a `ref` or `a11yRef` among its
+    arguments (an action of a batch whose tool is not known to take a target still names one)."""
+    target = record.tool.target
+    given = record.tool.input or {}
+    refs = {v for k in REF_KEYS if isinstance(v := given.get(k), str) and v}
+    if target is not None and target.a11yRef:
+        refs.add(target.a11yRef)
+    return refs
+
+
+def unresolved_refs(record: StepRecord) -> set[str]:
+    """The a11y refs `record` acted on that its own snapshot does not hold, which only an
+    earlier snapshot can resolve (the caller's `earlier`): the target's, and every action's of a
+    `run_steps` batch (`{"tool": "type", "args": {"ref": "e2"}}`)."""
+    refs = _refs_named(record).union(*map(_refs_named, entry_records(record) or ()))
+    return refs - {node.ref for node in record.observation.a11y.nodes}
 
 
 def _flatten(value: str | list[Any]) -> list[str]:
@@ -183,12 +204,25 @@ def _flatten(value: str | list[Any]) -> list[str]:
 
 def typed_secrets(record: StepRecord, earlier: RefNodes | None = None) -> list[str]:
     """The secret values typed in `record` (in record order, typed text first). Each entry of
-    a batch is judged on its own target: a password typed in one step of a batch makes that
-    step's text a secret, not the amount typed in another."""
+    a batch is judged on its own target, as a step of its own would be (its `a11yRef` resolved
+    by `_batch_refs`): a password typed in one step of a batch makes that step's text a secret,
+    not the amount typed in another."""
     entries = entry_records(record)
-    found = [s for entry in entries or () for s in _typed_secrets(entry, earlier)]
+    found: list[str] = []
+    if entries:
+        refs = _batch_refs(record.observation, earlier or {})
+        found = [s for entry in entries for s in _typed_secrets(entry, refs)]
     found += _typed_secrets(record, earlier, batch=entries is not None)
     return [s for s in dict.fromkeys(found) if s and s != REDACTED]
+
+
+def _batch_refs(observation: Observation, earlier: RefNodes) -> RefNodes:
+    """What the refs of a batch's actions name: the snapshot before the batch (what the agent
+    chose its refs from) first, then the batch's own, taken after its last action, for refs the
+    earlier one lacks. An action has no snapshot of its own; without this, a password typed by
+    ref inside a batch would be judged on nothing."""
+    own = {node.ref: (node.role, node.name) for node in observation.a11y.nodes}
+    return {**own, **earlier} if own else earlier
 
 
 def _typed_secrets(record: StepRecord, earlier: RefNodes | None, batch: bool = False) -> list[str]:

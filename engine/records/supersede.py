@@ -48,10 +48,18 @@ import orjson
 
 from engine.core import OBSERVATIONS_CACHED, ByIdentity
 from engine.records.labels import INTERACTION_TOOLS, tool_action
-from engine.records.models import Observation, StepRecord, epoch_ms
+from engine.records.models import (
+    MAX_AHEAD_MS,
+    Observation,
+    StepRecord,
+    current_ms,
+    epoch_ms,
+)
 from engine.records.renames import Known, Rename, Retry, renames_on
 
 MIN_OBSERVATIONS = 2
+MIN_SESSIONS = 2
+"""Sessions whose evidence outweighs the sessions in which a testId worked (`outweighs`)."""
 """Later observations of the renamed element needed before a testId counts as renamed."""
 NOT_FOUND = "MM_TARGET_NOT_FOUND"
 MISSING = frozenset({NOT_FOUND, "MM_WAIT_TIMEOUT"})
@@ -226,6 +234,8 @@ class FactsCollector:
 
     def __init__(self, facts: SessionFacts) -> None:
         self.facts = facts
+        self.latest_ms = current_ms() + MAX_AHEAD_MS
+        """Later times are from the future (`from_the_future`; taken once per session)."""
 
     def add(
         self,
@@ -237,10 +247,14 @@ class FactsCollector:
         name: str | None,
         target: str,
     ) -> None:
-        """Record the step's action (taken on `on_screen`) and its observation (of `landed`)."""
+        """Record the step's action (taken on `on_screen`) and its observation (of `landed`);
+        nothing of a step dated in the future (`from_the_future`: it would stay the newest
+        evidence of all, hiding every later honest use until that date)."""
+        ts = epoch_ms(record.timestamp)
+        if ts > self.latest_ms:
+            return
         tool = record.tool
         action = tool_action(tool.name)
-        ts = epoch_ms(record.timestamp)
         if tool.target is not None and action in INTERACTION_TOOLS:
             error = record.outcome.error
             self.facts.actions.setdefault(on_screen, []).append(
@@ -621,11 +635,33 @@ class ScreenFacts:
         return ids | {test_id for test_id, n in self.worked.items() if n}
 
     def renames(self) -> dict[str, Rename]:
-        """The testIds of this screen that newer ones replaced (`engine.records.renames`):
-        computed once per change of the facts."""
+        """The testIds of this screen that newer ones replaced (`engine.records.renames`), each
+        told by enough sessions (`outweighs`): computed once per change of the facts."""
         if self.known_renames is None or self.known_renames[0] != self.version:
-            self.known_renames = (self.version, renames_on(self.screen, *self._rename_facts()))
+            ids, retries = self._rename_facts()
+            found = renames_on(self.screen, ids, retries)
+            kept = {
+                old: rename
+                for old, rename in found.items()
+                if outweighs(old, ids[old].last, rename.new, self)
+            }
+            self.known_renames = (self.version, kept)
         return self.known_renames[1]
+
+    def sessions_after(self, test_id: str, since: int) -> set[str]:
+        """The sessions that saw `test_id` on this screen, or acted on it and it worked, after
+        `since` (epoch ms)."""
+        found = {sid for sid, seen in self.seen.get(test_id, {}).items() if seen.last > since}
+        for sid, actions in self.acted.get(test_id, {}).items():
+            if any(a.ok and a.ts > since for a in actions):
+                found.add(sid)
+        return found
+
+    def worked_in(self, test_id: str) -> set[str]:
+        """The sessions in which an action on `test_id` worked on this screen."""
+        return {
+            s for s, actions in self.acted.get(test_id, {}).items() if any(a.ok for a in actions)
+        }
 
     def _rename_facts(self) -> tuple[dict[str, Known], list[Retry]]:
         ids: dict[str, Known] = {}
@@ -698,11 +734,37 @@ def judge(test_id: str, facts: ScreenFacts) -> tuple[Action, str] | None:
         found = _renamed(test_id, role_name, since, facts) or _not_found(
             test_id, role_name, failed, facts
         )
-        if found is not None:
+        if found is not None and outweighs(test_id, since, found[0], facts):
             return found
     rename = facts.renames().get(test_id)
     successor = facts.first_success(rename.new, since) if rename else None
     return (successor, rename.evidence) if rename and successor else None
+
+
+def outweighs(test_id: str, since: int, successor: Action | str, facts: ScreenFacts) -> bool:
+    """Whether the evidence that `successor` (an action that worked, or a testId) replaced
+    `test_id` after `since` comes from enough sessions to outweigh the sessions in which
+    `test_id` worked: evidence from `MIN_SESSIONS` sessions always does; evidence from one
+    session only against fewer than `MIN_SESSIONS` other sessions that worked with it. One
+    session (a forged recording, or an agent that strayed onto another page) must not hide
+    what several sessions show works. The evidence: the sessions that saw or used the
+    successor after `since`, the successor's own, and those where `test_id` failed as not
+    there after `since`."""
+    evidence: set[str] = set()
+    new_id = successor if isinstance(successor, str) else successor.test_id
+    if isinstance(successor, Action):
+        evidence.add(_session_of(successor.step_id))
+    if new_id:
+        evidence |= facts.sessions_after(new_id, since)
+    misses = facts.failures.get(test_id, [])
+    evidence |= {_session_of(miss.step_id) for _, _, miss in misses[_first_after(misses, since) :]}
+    if len(evidence) >= MIN_SESSIONS:
+        return True
+    return len(facts.worked_in(test_id) - evidence) < MIN_SESSIONS
+
+
+def _session_of(step_id: str) -> str:
+    return step_id.split("/", 1)[0]
 
 
 def _renamed(

@@ -20,9 +20,10 @@ from datetime import timedelta
 import tantivy
 
 from analyzers import SynonymTable, names_something
-from engine.core import KnownValues, SearchCoverage, SearchInput, SearchPage
-from engine.history import DESTRUCTIVE_STEMS, caution_for
+from engine.core import Caution, KnownValues, SearchCoverage, SearchInput, SearchPage
+from engine.history import caution_for
 from engine.index import (
+    DESTRUCTIVE,
     RenamedId,
     RenameMap,
     StepPayload,
@@ -82,6 +83,7 @@ from engine.query import (
     step_filter,
     step_row,
 )
+from engine.records import DESTRUCTIVE_STEMS
 from engine.search.answer_size import bounded_results
 from engine.search.matched_fields import page_evidence
 from engine.search.session_search import (
@@ -181,6 +183,15 @@ def search(
     settle(ranked, request.offset, end)
     page = ranked[request.offset : end]
     payloads = [read_payload(r.doc) for r in page]
+    cautions = [
+        caution_for(p.get("target") or {}, request.query, {}, p.get("danger") or ())
+        for p in payloads
+    ]
+    if request.offset == 0 and cautions and cautions[0] is not None:
+        order = _uncautioned_first(cautions)
+        page = [page[i] for i in order]
+        payloads = [payloads[i] for i in order]
+        cautions = [cautions[i] for i in order]
     evidence = page_evidence(
         view, [(r.key, r.step_id, p) for r, p in zip(page, payloads, strict=True)], plan
     )
@@ -208,7 +219,7 @@ def search(
                 "matchType": r.match_type,
                 "relatedCount": related_counts[i] if related_counts else None,
                 "confidence": said.confidence(r),
-                "caution": caution_for(payload.get("target") or {}, request.query, {}),
+                "caution": cautions[i],
             },
         )
         for i, (r, payload, fields) in enumerate(zip(page, payloads, evidence, strict=True))
@@ -752,26 +763,21 @@ def _seen(ranked: list[Hit], plan: PlannedQuery) -> int:
 
 
 def _destructive(view: ReadView, ids: list[str], plan: PlannedQuery) -> set[tuple[int, int]]:
-    """The window steps whose target looks destructive (`engine.history.caution`), unless the
-    query asks for destruction itself: one small search within the window's steps, when the
-    index holds such a target at all."""
+    """The window steps whose action looks destructive (`engine.records.danger`, flagged when
+    indexed), unless the query asks for destruction itself: one small search within the
+    window's steps."""
     if not ids or not DESTRUCTIVE_STEMS.isdisjoint(plan.tokens):
         return set()
-    counts = view.term_counts()  # most indexes hold no destructive target: no search then
-    stems = sorted(s for s in DESTRUCTIVE_STEMS if counts.doc_freqs(s, ("target", "target_name")))
-    if not stems:
-        return set()
-    query = all_of(
-        one_of(view.schema, "step_id", ids),
-        tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, one_of(view.schema, "target", stems)),
-                (tantivy.Occur.Should, one_of(view.schema, "target_name", stems)),
-            ]
-        ),
-    )
+    query = all_of(one_of(view.schema, "step_id", ids), term(view.schema, "danger", DESTRUCTIVE))
     found = view.searcher.search(query, limit=len(ids), count=False)
     return {doc_key(address) for _, address in found.hits}
+
+
+def _uncautioned_first(cautions: list[Caution | None]) -> list[int]:
+    """The order of a first page: a result to look twice at (`caution`) is never the first
+    answer while the page holds one that is not; the rest keep their places."""
+    first = next((i for i, caution in enumerate(cautions) if caution is None), 0)
+    return [first, *(i for i in range(len(cautions)) if i != first)]
 
 
 def _rerank_factor(preferred: bool, coverage: float, age_ms: int) -> float:

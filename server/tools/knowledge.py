@@ -31,6 +31,7 @@ from engine import (
     SupersedeInput,
     TimelineInput,
     TimelineResult,
+    from_the_future,
     now_iso,
     result_offers,
     session_dir,
@@ -137,9 +138,11 @@ async def record_step(state: ServerState, args: dict[str, Any]) -> Result:
             "sessionId to record into) or pass the id of an existing session"
         )
     record = with_recalls(request.to_record(session_id, now_iso()), state.offers)
-    # Without a time of its own, the step is stamped as it is named: numbers follow times even
-    # when several servers record into the session at once.
-    stamp = None if request.timestamp else now_iso
+    # Without a time of its own (or with one from the future, which is not believed), the step
+    # is stamped as it is named: numbers follow times even when several servers record into the
+    # session at once.
+    believed = request.timestamp and not from_the_future(request.timestamp)
+    stamp = None if believed else now_iso
     step_id, record = await state.write(partial(write_step, state.store, record, stamp))
     return StepRecorded(
         stepId=step_id,

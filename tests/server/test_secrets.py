@@ -18,6 +18,7 @@ SECRETS = {
     "key": "Kestrel-Key-Secret-4",
     "fill": "Kestrel-Fill-Secret-5",
     "copies": "Kestrel-Copy-Secret-6",
+    "batch": "Kestrel-Batch-Secret-7",
 }
 PHRASE = ["vortex", "kestrel", "plinth", "sorrel", "tundra", "quince"] * 2
 
@@ -36,6 +37,13 @@ STEPS = [
         "observation": {"a11y": {"nodes": [{"ref": "e5", "role": "textbox", "name": "Password"}]}},
     },
     typed({"text": SECRETS["ref"]}, {"a11yRef": "e5"}),
+    {
+        "tool": {
+            "name": "mm_run_steps",
+            "input": {"steps": [{"tool": "type", "args": {"ref": "e5", "text": SECRETS["batch"]}}]},
+        },
+        "outcome": {"ok": True},
+    },
     typed({"text": SECRETS["hint"]}, {"a11yHint": {"role": "textbox", "name": "Password"}}),
     typed({"text": SECRETS["pwd"]}, {"testId": "unlock-pwd"}),
     typed({"text": PHRASE}, {"testId": "import-input"}),
