@@ -6,7 +6,13 @@ to `engine.query`; never `engine.meaning` (they sit side by side).
 """
 
 from engine.history.caution import DESTRUCTIVE_STEMS, caution_for
-from engine.history.listing import last_steps, newest_session_id, session_list
+from engine.history.listing import (
+    last_steps,
+    newest_session_id,
+    one_session,
+    session_list,
+    session_page,
+)
 from engine.history.prior import PriorKnowledge, prior_knowledge
 from engine.history.recall_links import (
     Offers,
@@ -31,9 +37,11 @@ __all__ = [
     "last_steps",
     "newest_session_id",
     "offered_keys",
+    "one_session",
     "prior_knowledge",
     "result_offers",
     "session_list",
+    "session_page",
     "step_context",
     "suggestion_offers",
     "summarize",

@@ -22,6 +22,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import ServerSettings, is_loopback_host
+from server.transport.priming import RETRY_MS, PrimingIds
 
 MCP_PATH = "/mcp"
 
@@ -109,5 +110,7 @@ def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
         host=settings.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.http_max_sessions,
+        event_store=PrimingIds(),
+        retry_interval=RETRY_MS,
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins, loopback=loopback)
