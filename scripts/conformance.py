@@ -77,9 +77,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="work folder to keep (default: a temporary one)")
     args = parser.parse_args()
     if not (BIN / "conformance").exists() or not (BIN / "node").exists():
-        sys.exit(
-            "the suite is not installed: run `make conformance` (npm ci in tests/server/conformance)"
-        )
+        sys.exit("the suite is not installed: `make conformance` installs it (npm ci)")
     with tempfile.TemporaryDirectory(prefix="knowhow-conformance-") as temporary:
         work = args.keep or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
@@ -92,9 +90,7 @@ def main() -> int:
             proc.wait(10)
         say(f"conformance: {time.monotonic() - started:.1f} s, server log {work / 'server.log'}")
     if failed:
-        print(
-            f"conformance: unexpected results in the {' and '.join(failed)} suite", file=sys.stderr
-        )
+        say(f"conformance: unexpected results in the {' and '.join(failed)} suite")
         return 1
     return 0
 

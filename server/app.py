@@ -16,6 +16,7 @@ import anyio
 import orjson
 from mcp import types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
@@ -118,7 +119,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
     specs = (*TOOLS, *BROWSER_TOOLS)
     tools = {prefix + t.name: t for t in specs}
     listing = types.ListToolsResult(tools=[t.describe(prefix) for t in specs])
-    watch = SessionWatch()
+    watch = SessionWatch(settings.http_max_sessions)
 
     async def list_tools(
         ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
@@ -173,6 +174,14 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
         notifications (its log is stderr), so every level filters all of them."""
         return types.EmptyResult()
 
+    async def remember(
+        ctx: ServerRequestContext[ServerState], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: the clients of the handshake protocol, to tell of new sessions."""
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            watch.remember(client_of(ctx), ctx.session)
+        return await call_next(ctx)
+
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
         async with open_state(settings) as state, anyio.create_task_group() as tasks:
@@ -201,7 +210,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
     # Registered by method name: the SDK's keyword for it warns (the 2026 revision moved log
     # levels into each request), and clients of the 2025 revisions still call it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-    server.middleware.append(watch.remember)
+    server.middleware.append(remember)
     return server
 
 

@@ -4,20 +4,17 @@ Sessions are recorded by any process (this server's tools, another server, a har
 files): the live index is the one place that sees them all. `SessionWatch.run` polls how many
 sessions the index holds and, when that changes, tells every client: those of the handshake
 protocol (2025 revisions) on their connection, remembered by `remember` as their requests
-arrive; those of the 2026 revision through `subscriptions/listen` (the SDK's `ListenHandler`
+arrive (the last request's session of each client reaches its connection's standalone
+stream); those of the 2026 revision through `subscriptions/listen` (the SDK's `ListenHandler`
 fed by `bus`).
 """
 
 import logging
-from typing import Any
-from weakref import WeakSet
+from collections import OrderedDict
 
 import anyio
-from mcp.server import ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
-from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError
 from server.state import ServerState
@@ -27,18 +24,19 @@ POLL_SECONDS = 1.0
 
 
 class SessionWatch:
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self.bus = InMemorySubscriptionBus()
-        self.sessions: WeakSet[ServerSession] = WeakSet()
-        """Connections of the handshake protocol (a closed one drops out by itself)."""
+        self.clients: OrderedDict[str, ServerSession] = OrderedDict()
+        """Each handshake-protocol client's latest request session, by client (MCP session id
+        over HTTP, "" over stdio); the `limit` most recently active ones (as many as the HTTP
+        transport keeps sessions): a client gone quiet longest is forgotten first."""
+        self.limit = limit
 
-    async def remember(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Middleware: note each handshake-protocol connection a request arrives on."""
-        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            self.sessions.add(ctx.session)
-        return await call_next(ctx)
+    def remember(self, client: str, session: ServerSession) -> None:
+        self.clients[client] = session
+        self.clients.move_to_end(client)
+        while len(self.clients) > self.limit:
+            self.clients.popitem(last=False)
 
     async def run(self, state: ServerState) -> None:
         """Until cancelled: a notification to every client each time the number of sessions
@@ -52,11 +50,11 @@ class SessionWatch:
                 await self.notify()
 
     async def notify(self) -> None:
-        for session in list(self.sessions):
+        for client, session in list(self.clients.items()):
             try:
                 await session.send_resource_list_changed()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.sessions.discard(session)
+                self.clients.pop(client, None)
         await self.bus.publish(ResourcesListChanged())
 
     @staticmethod
