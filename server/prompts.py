@@ -12,7 +12,7 @@ import orjson
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from engine import KnowhowError, LastInput, SessionsInput, validate
+from engine import KnowhowError, LastInput, SearchInput, SessionsInput, validate
 from engine.core import KnowledgeFilters
 from server.resources import recipe_uri
 from server.state import ServerState
@@ -29,6 +29,7 @@ SCREEN = types.Prompt(
     arguments=[
         types.PromptArgument(name="screen", description="Screen name, e.g. home", required=True),
         types.PromptArgument(name="flowTag", description="Only runs of this flow, e.g. send"),
+        types.PromptArgument(name="tool", description="Only this tool, e.g. mm_click"),
     ],
 )
 FLOW = types.Prompt(
@@ -37,10 +38,25 @@ FLOW = types.Prompt(
     description="Before starting a flow: the latest sessions that ran it, with their goals, "
     "step and failure counts and where to read each one's recipe.",
     arguments=[
-        types.PromptArgument(name="flowTag", description="Flow tag, e.g. send", required=True)
+        types.PromptArgument(name="flowTag", description="Flow tag, e.g. send", required=True),
+        types.PromptArgument(name="tag", description="Only sessions with this tag, e.g. smoke"),
+        types.PromptArgument(name="gitBranch", description="Only sessions on this git branch"),
     ],
 )
-PROMPTS = (SCREEN, FLOW)
+TARGET = types.Prompt(
+    name="before_target",
+    title="What do we know about this element?",
+    description="Before acting on an element: the recorded steps that best match its testId, "
+    "with their outcomes.",
+    arguments=[
+        types.PromptArgument(
+            name="testId",
+            description="The element's data-testid, e.g. send-page-continue",
+            required=True,
+        )
+    ],
+)
+PROMPTS = (SCREEN, FLOW, TARGET)
 PROMPT_ARGUMENTS: dict[str, tuple[str, ...]] = {
     p.name: tuple(a.name for a in p.arguments or ()) for p in PROMPTS
 }
@@ -104,6 +120,19 @@ async def get_prompt(
                 "Read a session's recipe (the resource at its recipe URI, or "
                 f"{prefix}knowledge_summarize) before repeating its steps."
             )
+        elif name == TARGET.name:
+            args = _arguments(TARGET, given)
+            search = SearchInput(query=args["testId"], limit=RECENT_SESSIONS * 2, scope="all")
+            page = await state.query(partial(state.engine.search, search))
+            data = [row.model_dump(mode="json", exclude_none=True) for row in page.steps()]
+            text = (
+                "Before I act on this element, what happened when earlier agents did? knowhow's "
+                f"best matching steps, as JSON data for {_literal(args)}:"
+            )
+            follow = (
+                f"See what came before and after a step with {prefix}knowledge_timeline, "
+                'e.g. {"anchor": "<its stepId>"}.'
+            )
         else:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {name!r}; see prompts/list")
     except KnowhowError as exc:
@@ -111,7 +140,7 @@ async def get_prompt(
     shown = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
     body = f"{text}\n\n```json\n{shown}\n```\n\n{follow}"
     return types.GetPromptResult(
-        description=(SCREEN if name == SCREEN.name else FLOW).description,
+        description=next(p.description for p in PROMPTS if p.name == name),
         messages=[types.PromptMessage(role="user", content=types.TextContent(text=body))],
     )
 

@@ -197,6 +197,12 @@ async def test_arguments_complete_from_the_index_most_frequent_first(
         assert await values(client, flow, "flowTag", "sw") == ["swap"]
         steps = await values(client, step, "step", "0001", sessionId=send)
         assert steps == ["0001-mm_describe_screen"]
+        target = types.PromptReference(name="before_target")
+        assert (await values(client, target, "testId", "Confirm"))[0] == "confirm-footer-button"
+        tools = await values(client, screen, "tool", "")
+        assert tools[:2] == ["click", "mm_click"]  # 5 clicks; a tool counts with its prefix too
+        assert await values(client, flow, "tag", "sm") == ["smoke"]
+        assert await values(client, flow, "gitBranch", "zzz-no-such-branch") == []
 
         nothing = [
             (session, "flowTag", ""),  # not an argument of that template
@@ -218,7 +224,7 @@ async def test_prompts_say_what_is_known_before_a_screen_or_flow(
         send = await record(client, SEND_FLOW, goal="Send ETH", flowTags=["send"])
         await indexed(client, send, len(SEND_FLOW))
         listed = await client.list_prompts()
-        assert [p.name for p in listed.prompts] == ["before_screen", "before_flow"]
+        assert [p.name for p in listed.prompts] == ["before_screen", "before_flow", "before_target"]
 
         answer = await client.get_prompt("before_screen", {"screen": "confirm-transaction"})
         (message,) = answer.messages
@@ -229,6 +235,10 @@ async def test_prompts_say_what_is_known_before_a_screen_or_flow(
         answer = await client.get_prompt("before_flow", {"flowTag": "send"})
         assert isinstance(answer.messages[0].content, types.TextContent)
         assert f"knowhow://sessions/{send}/recipe" in answer.messages[0].content.text
+
+        answer = await client.get_prompt("before_target", {"testId": "send-page-continue"})
+        assert isinstance(answer.messages[0].content, types.TextContent)
+        assert f"{send}/0005-mm_click" in answer.messages[0].content.text
 
         for name, args in [
             ("before_screen", {}),
