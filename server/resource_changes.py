@@ -41,7 +41,7 @@ class SessionWatch:
     async def run(self, state: ServerState) -> None:
         """Until cancelled: a notification to every client each time the number of sessions
         the index holds changes."""
-        known = await self._count(state)
+        known = await self._count(state) or 0  # no index yet: no sessions
         while True:
             await anyio.sleep(POLL_SECONDS)
             now = await self._count(state)

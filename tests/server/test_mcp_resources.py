@@ -289,6 +289,8 @@ async def test_http_clients_hear_new_sessions_and_streams_are_primed(
             capabilities = listener.session.server_capabilities
             assert capabilities is not None and capabilities.resources is not None
             assert capabilities.resources.list_changed is True
+            await anyio.sleep(2)  # two polls of an index without sessions: nothing to tell
+            assert heard == []
             async with http_client(port) as recorder:
                 await record(recorder, SEND_FLOW[:1], flowTags=["send"])
 
@@ -330,3 +332,21 @@ async def primed(port: int) -> None:
     fields = dict(line.split(":", 1) for line in first if ":" in line)
     assert fields.get("id", "").strip() and fields.get("retry", "").strip() == "2000", raw
     assert fields.get("data", "").strip() == "", raw
+
+
+async def test_clients_of_the_2026_protocol_hear_new_sessions_when_they_listen(
+    root: Path, index: Path, log: Path
+) -> None:
+    async with stdio_agent(root, index, log) as client:
+        first = await record(client, SEND_FLOW[:1], flowTags=["send"])
+        await indexed(client, first, 1)
+        async with client.listen(resources_list_changed=True) as subscription:
+            assert subscription.honored.resources_list_changed
+            await record(client, SWAP_FLOW[:1], flowTags=["swap"])
+            # an event may still be on its way for the first session: read until one is
+            # followed by a list holding the second (generous: once the index holds it)
+            with anyio.fail_after(90):
+                async for event in subscription:
+                    assert type(event).__name__ == "ResourcesListChanged"
+                    if len((await client.list_resources()).resources) == 3:
+                        break
