@@ -43,6 +43,8 @@ from engine.core import (
     WriteFailed,
     session_dir,
     validate,
+    validate_session_id,
+    validate_step_id,
 )
 from engine.history import (
     Offers,
@@ -157,5 +159,7 @@ __all__ = [
     "suggestion_offers",
     "supersede_step",
     "validate",
+    "validate_session_id",
+    "validate_step_id",
     "with_recalls",
 ]

@@ -13,8 +13,7 @@ from functools import partial
 
 from mcp import types
 
-from engine import InvalidInput
-from engine.core import validate_session_id
+from engine import InvalidInput, validate_session_id
 from server.prompts import PROMPT_ARGUMENTS
 from server.resources import TEMPLATE_ARGUMENTS
 from server.state import ServerState

@@ -13,7 +13,6 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from engine import KnowhowError, LastInput, SearchInput, SessionsInput, validate
-from engine.core import KnowledgeFilters
 from server.resources import recipe_uri
 from server.state import ServerState
 
@@ -89,8 +88,7 @@ async def get_prompt(
     try:
         if name == SCREEN.name:
             args = _arguments(SCREEN, given)
-            filters = validate(KnowledgeFilters, args)
-            request = LastInput(n=RECENT_STEPS, scope="all", filters=filters)
+            request = validate(LastInput, {"n": RECENT_STEPS, "scope": "all", "filters": args})
             found = await state.query(partial(state.engine.last, request))
             data: Any = found.model_dump(mode="json", exclude_none=True)
             text = (
@@ -105,8 +103,7 @@ async def get_prompt(
             )
         elif name == FLOW.name:
             args = _arguments(FLOW, given)
-            filters = validate(KnowledgeFilters, args)
-            listing = SessionsInput(limit=RECENT_SESSIONS, filters=filters)
+            listing = validate(SessionsInput, {"limit": RECENT_SESSIONS, "filters": args})
             sessions = await state.query(partial(state.engine.sessions, listing))
             data = [
                 s.model_dump(mode="json", exclude_none=True) | {"recipe": recipe_uri(s.sessionId)}

@@ -34,10 +34,10 @@ from engine import (
     StepInput,
     SummarizeInput,
     TimelineInput,
+    validate,
+    validate_session_id,
+    validate_step_id,
 )
-from engine.core import SessionScope, validate_session_id
-from engine.core.files import validate_step_id
-from engine.core.inputs import MAX_STEP_OFFSET
 from server.outline import outline
 from server.state import ServerState
 
@@ -152,10 +152,8 @@ def _offset(query: str) -> int:
     if not query:
         return 0
     match = _OFFSET.fullmatch(query)
-    if match is None or int(match[1]) > MAX_STEP_OFFSET:
-        raise InvalidInput(
-            "offset", f"the query is ?offset=N, N a step number up to {MAX_STEP_OFFSET}"
-        )
+    if match is None:
+        raise InvalidInput("offset", "the only query is ?offset=N, N a step number")
     return int(match[1])
 
 
@@ -259,9 +257,8 @@ async def _read(state: ServerState, address: Address) -> tuple[str, dict[str, An
             body = _dump(found) | {"recipe": recipe_uri(address.session_id)}
             return f"# Session {address.session_id}", body
         case "recipe":
-            request = SummarizeInput(
-                scope=SessionScope(sessionId=address.session_id), offset=address.offset
-            )
+            scope = {"sessionId": address.session_id}
+            request = validate(SummarizeInput, {"scope": scope, "offset": address.offset})
             recipe = await state.query(partial(engine.summarize, request))
             body = _dump(recipe)
             if recipe.nextOffset is not None:

@@ -154,6 +154,7 @@ async def test_bad_uris_are_clear_errors_and_read_nothing_outside_the_root(
             f"knowhow://steps/{send}/..",
             f"knowhow://sessions/{send}/recipe?offset=-1",
             f"knowhow://sessions/{send}/recipe?offset=1&x=2",
+            f"knowhow://sessions/{send}/recipe?offset=999999999",
             "knowhow://sessions/" + "a" * 10_000,
             "knowhow://sessions/a b c d",
         ]
