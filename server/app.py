@@ -20,7 +20,6 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -152,6 +151,18 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
     ) -> types.ReadResourceResult:
         return await resources.read_resource(ctx.lifespan_context, params.uri)
 
+    async def subscribe(
+        ctx: ServerRequestContext[ServerState], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        await watch.subscribe(ctx.lifespan_context, client_of(ctx), params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[ServerState], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        watch.unsubscribe(client_of(ctx), params.uri)
+        return types.EmptyResult()
+
     async def list_prompts(
         ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -202,7 +213,9 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
-        on_subscriptions_listen=ListenHandler(watch.bus),
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=watch.listen,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,

@@ -272,15 +272,18 @@ async def test_a_session_read_while_it_is_written_answers_every_time(
         assert len(seen) == 30 and seen == sorted(seen)
 
 
-async def test_http_clients_hear_new_sessions_and_streams_are_primed(
+async def test_http_clients_hear_new_sessions_and_steps_and_streams_are_primed(
     root: Path, index: Path, log: Path
 ) -> None:
     proc, port = start_http(root, index, log)
     heard: list[types.ResourceListChangedNotification] = []
+    updated: list[str] = []
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.ResourceListChangedNotification):
             heard.append(message)
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
 
     try:
         transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp")
@@ -290,15 +293,33 @@ async def test_http_clients_hear_new_sessions_and_streams_are_primed(
             capabilities = listener.session.server_capabilities
             assert capabilities is not None and capabilities.resources is not None
             assert capabilities.resources.list_changed is True
+            assert capabilities.resources.subscribe is True
             await anyio.sleep(2)  # two polls of an index without sessions: nothing to tell
             assert heard == []
             async with http_client(port) as recorder:
-                await record(recorder, SEND_FLOW[:1], flowTags=["send"])
+                send = await record(recorder, SEND_FLOW[:1], flowTags=["send"])
 
-            async def told() -> bool:
-                return bool(heard)
+                async def told() -> bool:
+                    return bool(heard)
 
-            await eventually(told)
+                await eventually(told)
+                recipe = f"knowhow://sessions/{send}/recipe"
+                with pytest.warns(MCPDeprecationWarning):  # 2025 protocol: subscribe
+                    await listener.subscribe_resource(recipe)
+                for uri, code in [
+                    ("knowhow://status", types.INVALID_PARAMS),
+                    ("test://watched-resource", RESOURCE_NOT_FOUND),
+                ]:
+                    with pytest.warns(MCPDeprecationWarning), pytest.raises(MCPError) as refused:
+                        await listener.subscribe_resource(uri)
+                    assert refused.value.error.code == code
+                step = {"sessionId": send, **SEND_FLOW[1]}
+                await ok(recorder, "mm_knowledge_record_step", step)
+
+                async def recipe_updated() -> bool:
+                    return recipe in updated
+
+                await eventually(recipe_updated)
         await primed(port)
     finally:
         stop(proc)
@@ -335,19 +356,27 @@ async def primed(port: int) -> None:
     assert fields.get("data", "").strip() == "", raw
 
 
-async def test_clients_of_the_2026_protocol_hear_new_sessions_when_they_listen(
+async def test_clients_of_the_2026_protocol_hear_new_sessions_and_steps_when_they_listen(
     root: Path, index: Path, log: Path
 ) -> None:
     async with stdio_agent(root, index, log) as client:
         first = await record(client, SEND_FLOW[:1], flowTags=["send"])
         await indexed(client, first, 1)
-        async with client.listen(resources_list_changed=True) as subscription:
+        first_uri = f"knowhow://sessions/{first}"
+        async with client.listen(
+            resources_list_changed=True, resource_subscriptions=[first_uri]
+        ) as subscription:
             assert subscription.honored.resources_list_changed
+            await ok(client, "mm_knowledge_record_step", {"sessionId": first, **SEND_FLOW[1]})
             await record(client, SWAP_FLOW[:1], flowTags=["swap"])
-            # an event may still be on its way for the first session: read until one is
-            # followed by a list holding the second (generous: once the index holds it)
+            # an event may still be on its way for the first session: read until the first
+            # session's update came and a list holds the second (generous: once indexed)
+            events: list[str] = []
             with anyio.fail_after(90):
                 async for event in subscription:
-                    assert type(event).__name__ == "ResourcesListChanged"
-                    if len((await client.list_resources()).resources) == 3:
+                    events.append(type(event).__name__)
+                    if "ResourceUpdated" in events and (
+                        len((await client.list_resources()).resources) == 3
+                    ):
                         break
+        assert set(events) <= {"ResourceUpdated", "ResourcesListChanged"}
