@@ -14,7 +14,6 @@ index holds of each watched session with the last one seen.
 
 import logging
 from collections import Counter, OrderedDict
-from functools import partial
 from typing import Any
 
 import anyio
@@ -95,7 +94,8 @@ class SessionWatch:
 
     async def _baseline(self, state: ServerState, session_id: str) -> None:
         if session_id not in self.steps:
-            self.steps[session_id] = await self._steps(state, session_id) or 0
+            counts = await self._counts(state, [session_id])
+            self.steps[session_id] = counts.get(session_id, 0)
 
     async def run(self, state: ServerState) -> None:
         """Until cancelled: a notification to every client each time the number of sessions
@@ -121,13 +121,14 @@ class SessionWatch:
         watched = self._watched()
         for session_id in set(self.steps) - set(watched):
             del self.steps[session_id]
-        for session_id, uris in watched.items():
-            now = await self._steps(state, session_id)
-            if now is None or now == self.steps.get(session_id, now):
-                self.steps.setdefault(session_id, now or 0)
-                continue
-            self.steps[session_id] = now
-            await self._updated(uris)
+        if not watched:
+            return
+        counts = await self._counts(state, list(watched))
+        for session_id, now in counts.items():
+            before = self.steps.setdefault(session_id, now)
+            if now != before:
+                self.steps[session_id] = now
+                await self._updated(watched[session_id])
 
     async def _updated(self, uris: set[str]) -> None:
         for client, subscribed in list(self.subscribed.items()):
@@ -152,12 +153,21 @@ class SessionWatch:
         await self.bus.publish(ResourcesListChanged())
 
     @staticmethod
-    async def _steps(state: ServerState, session_id: str) -> int | None:
+    async def _counts(state: ServerState, session_ids: list[str]) -> dict[str, int]:
+        """The step count the index holds of each session (0: none yet), in one worker-thread
+        call after one refresh; {} when the index cannot answer now (try again next poll)."""
+
+        def counted() -> dict[str, int]:
+            listed = (state.engine.session(session_id) for session_id in session_ids)
+            return {
+                session_id: found.stepCount if found is not None else 0
+                for session_id, found in zip(session_ids, listed, strict=True)
+            }
+
         try:
-            found = await state.query(partial(state.engine.session, session_id))
+            return await state.query(counted)
         except KnowhowError:
-            return None
-        return found.stepCount if found is not None else 0
+            return {}
 
     @staticmethod
     async def _count(state: ServerState) -> int | None:
