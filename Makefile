@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PACKAGING := pyproject.toml setup.py $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
 NEEDS_PYTHON := import sys; sys.exit(sys.version_info < (3, 11))
 
-.PHONY: FORCE venv install inspector run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp axe clean
+.PHONY: FORCE venv install inspector conformance run test lint typecheck unit unit-fast bench bench-quality bench-speed bench-reuse test-dapp axe clean
 
 ## venv: a virtualenv of a Python >= 3.11; one an earlier attempt left with another Python (or
 ## whose Python no longer runs) is made again, so a failed first try never needs `make clean`
@@ -73,6 +73,19 @@ $(INSPECTOR): tests/server/inspector/package-lock.json
 	cd tests/server/inspector && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+## conformance: the official MCP conformance suite (and the Node.js 22 it needs, both from npm,
+## pinned by tests/server/conformance/package-lock.json) against `knowhow serve --transport http`
+## on a copy of the bundled sample; fails on a scenario not in expected-failures.yaml
+CONFORMANCE := tests/server/conformance/node_modules/.bin/conformance
+conformance: install
+	@if command -v npm >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(CONFORMANCE) && $(BIN)/python scripts/conformance.py; \
+	else echo "npm not found: the MCP conformance suite is skipped (CI installs npm)"; fi
+
+$(CONFORMANCE): tests/server/conformance/package-lock.json
+	cd tests/server/conformance && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## run: index the knowledge root (or the bundled sample) and show example searches
 run: $(RUN_STAMP)
 	$(BIN)/knowhow demo --serve
@@ -91,7 +104,7 @@ unit: install test-dapp axe
 unit-fast: install
 	$(BIN)/pytest -q -m "not slow and not browser"
 
-test: lint typecheck unit
+test: lint typecheck unit conformance
 
 ## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/benchmarks.md
 bench: bench-quality bench-speed bench-reuse
@@ -124,4 +137,4 @@ bench-reuse: $(RUN_STAMP) test-dapp
 	$(BIN)/python scripts/bench_reuse.py --write --overall $(REUSE)/*/reuse-*.json
 
 clean:
-	rm -rf $(VENV) tests/server/inspector/node_modules index-data/gen-* index-data/CURRENT
+	rm -rf $(VENV) tests/server/inspector/node_modules tests/server/conformance/node_modules index-data/gen-* index-data/CURRENT

@@ -43,6 +43,8 @@ from engine.core import (
     WriteFailed,
     session_dir,
     validate,
+    validate_session_id,
+    validate_step_id,
 )
 from engine.history import (
     Activity,
@@ -176,5 +178,7 @@ __all__ = [
     "supersede_step",
     "unresolved_refs",
     "validate",
+    "validate_session_id",
+    "validate_step_id",
     "with_recalls",
 ]

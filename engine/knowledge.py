@@ -31,6 +31,7 @@ from engine.core import (
     SessionList,
     SessionRecipe,
     SessionsInput,
+    SessionSummary,
     StepInput,
     StepList,
     SummarizeInput,
@@ -55,8 +56,10 @@ from engine.history import (
     count_activity,
     last_steps,
     newest_session_id,
+    one_session,
     prior_knowledge,
     session_list,
+    session_page,
     step_context,
     summarize,
     timeline,
@@ -382,6 +385,24 @@ class KnowledgeEngine:
 
     def sessions(self, request: SessionsInput) -> SessionList:
         return self._guarded(lambda: session_list(self._view(), request))
+
+    def session_page(self, offset: int, limit: int) -> SessionList:
+        """Every session, newest first, a page at a time (`engine.history.session_page`)."""
+        return self._guarded(lambda: session_page(self._view(), offset, limit))
+
+    def session(self, session_id: str) -> SessionSummary | None:
+        """One session as the index lists it (None: not indexed, or not in this root)."""
+        return self._guarded(lambda: one_session(self._view(), session_id))
+
+    def term_counts(self, field: str, prefix: str, limit: int) -> list[tuple[str, int]]:
+        """The values of an exact-match field (`RAW_FIELDS`: lowercased) that begin with
+        `prefix`, each with how many documents hold it, the most frequent first, at most
+        `limit`: what argument completion offers. One walk of the term dictionary, no
+        document read."""
+        return self._guarded(
+            lambda: list(self.reader.searcher().terms_with_prefix(field, prefix, None, limit)),
+            searches=0,
+        )
 
     def document_counts(self) -> dict[str, int]:
         """Step and session documents in the live generation (for status)."""

@@ -15,15 +15,19 @@ from typing import Any
 import anyio
 import orjson
 from mcp import types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from engine import KnowhowError, Result
+from server import completions, prompts, resources
 from server.arguments import values_from_text
 from server.envelope import envelope
+from server.resource_changes import SessionWatch
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.tools.browser import BROWSER_TOOLS
@@ -93,12 +97,30 @@ def client_of(ctx: ServerRequestContext[ServerState]) -> str:
     return session_id if isinstance(session_id, str) else ""
 
 
+class KnowhowServer(Server[ServerState]):
+    """The SDK's server, announcing `resources.listChanged` to clients of the handshake
+    protocol whatever the transport (the streamable HTTP manager asks for the options itself)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 def create_server(settings: ServerSettings) -> Server[ServerState]:
     """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
     prefix = settings.tool_prefix
     specs = (*TOOLS, *BROWSER_TOOLS)
     tools = {prefix + t.name: t for t in specs}
     listing = types.ListToolsResult(tools=[t.describe(prefix) for t in specs])
+    watch = SessionWatch(settings.http_max_sessions)
 
     async def list_tools(
         ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
@@ -114,20 +136,97 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
         state = ctx.lifespan_context.for_client(client_of(ctx), connection_gone(ctx.request))
         return await run_tool(tool, state, params.arguments or {})
 
+    async def list_resources(
+        ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return await resources.list_resources(
+            ctx.lifespan_context, params.cursor if params else None
+        )
+
+    async def list_templates(
+        ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=list(resources.TEMPLATES))
+
+    async def read_resource(
+        ctx: ServerRequestContext[ServerState], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await resources.read_resource(ctx.lifespan_context, params.uri)
+
+    async def subscribe(
+        ctx: ServerRequestContext[ServerState], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        await watch.subscribe(ctx.lifespan_context, client_of(ctx), params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[ServerState], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        watch.unsubscribe(client_of(ctx), params.uri)
+        return types.EmptyResult()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[ServerState], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=list(prompts.PROMPTS))
+
+    async def get_prompt(
+        ctx: ServerRequestContext[ServerState], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await prompts.get_prompt(ctx.lifespan_context, params.name, params.arguments)
+
+    async def complete(
+        ctx: ServerRequestContext[ServerState], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await completions.complete(ctx.lifespan_context, params)
+
+    async def set_level(
+        ctx: ServerRequestContext[ServerState], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """Accepted, so a client of the 2025 revisions may set it; knowhow sends no log
+        notifications (its log is stderr), so every level filters all of them."""
+        return types.EmptyResult()
+
+    async def remember(
+        ctx: ServerRequestContext[ServerState], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: the clients of the handshake protocol, to tell of new sessions."""
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            watch.remember(client_of(ctx), ctx.session)
+        return await call_next(ctx)
+
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
-        async with open_state(settings) as state:
+        async with open_state(settings) as state, anyio.create_task_group() as tasks:
+            tasks.start_soon(watch.run, state)
             log.info("knowhow serving %s (index %s)", settings.root, settings.index)
-            yield state
+            try:
+                yield state
+            finally:
+                tasks.cancel_scope.cancel()
 
-    return Server(
+    server = KnowhowServer(
         "knowhow",
         version=knowhow_version(),
         instructions=INSTRUCTIONS.replace("{prefix}", prefix),
         lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=watch.listen,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
+    # Registered by method name: the SDK's keyword for it warns (the 2026 revision moved log
+    # levels into each request), and clients of the 2025 revisions still call it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    server.middleware.append(remember)
+    return server
 
 
 async def serve_stdio(settings: ServerSettings) -> None:

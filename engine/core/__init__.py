@@ -24,6 +24,7 @@ from engine.core.files import (
     read_regular,
     session_dir,
     validate_session_id,
+    validate_step_id,
     write_at,
 )
 from engine.core.identity_memo import OBSERVATIONS_CACHED, ByIdentity
@@ -131,5 +132,6 @@ __all__ = [
     "session_dir",
     "validate",
     "validate_session_id",
+    "validate_step_id",
     "write_at",
 ]

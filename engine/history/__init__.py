@@ -7,7 +7,13 @@ deserve a `caution`), and the recall links a later step records. Imports the lay
 
 from engine.history.activity import Activity, count_activity
 from engine.history.caution import caution_for
-from engine.history.listing import last_steps, newest_session_id, session_list
+from engine.history.listing import (
+    last_steps,
+    newest_session_id,
+    one_session,
+    session_list,
+    session_page,
+)
 from engine.history.prior import PriorKnowledge, prior_knowledge
 from engine.history.recall_links import (
     Offers,
@@ -33,9 +39,11 @@ __all__ = [
     "last_steps",
     "newest_session_id",
     "offered_keys",
+    "one_session",
     "prior_knowledge",
     "result_offers",
     "session_list",
+    "session_page",
     "step_context",
     "suggestion_offers",
     "summarize",

@@ -41,8 +41,26 @@ def last_steps(view: ReadView, request: LastInput) -> StepList:
 def session_list(view: ReadView, request: SessionsInput) -> SessionList:
     """Newest sessions first, with metadata and step counts."""
     must = filter_clauses(view, "all", request.filters, steps=False)
+    return _sessions(view, all_of(*must), request.limit, 0)
+
+
+def session_page(view: ReadView, offset: int, limit: int) -> SessionList:
+    """Every session, newest first, `limit` of them from `offset` (a client pages through them
+    all, as MCP's resource list does, where the sessions tool shows the newest only)."""
+    return _sessions(view, term(view.schema, "doc_type", DOC_SESSION), limit, offset)
+
+
+def one_session(view: ReadView, session_id: str) -> SessionSummary | None:
+    """A session as the index lists it, or None when the index does not hold it."""
+    schema = view.schema
+    query = all_of(term(schema, "doc_type", DOC_SESSION), term(schema, "session_id", session_id))
+    listed = _sessions(view, query, 1, 0).sessions
+    return listed[0] if listed else None
+
+
+def _sessions(view: ReadView, query: tantivy.Query, limit: int, offset: int) -> SessionList:
     found = view.searcher.search(
-        all_of(*must), limit=request.limit, count=True, order_by_field="created"
+        query, limit=limit, count=True, order_by_field="created", offset=offset
     )
     docs = [view.searcher.doc(address) for _, address in found.hits]
     created = {str(doc["session_id"][0]): int(doc["created"][0]) for doc in docs}

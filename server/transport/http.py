@@ -23,6 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import ServerSettings, is_loopback_host
+from server.transport.priming import RETRY_MS, PrimingIds
 
 MCP_PATH = "/mcp"
 
@@ -114,5 +115,7 @@ def build_http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.http_max_sessions,
         custom_starlette_routes=list(routes),
+        event_store=PrimingIds(),
+        retry_interval=RETRY_MS,
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins, loopback=loopback)

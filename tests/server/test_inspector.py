@@ -270,3 +270,34 @@ def test_the_inspector_finds_no_schema_portability_problem(inspector: Inspector)
     listed = {tool["name"] for tool in json.loads(done.stdout)["tools"]}
     called = KNOWLEDGE_TOOLS | {tool for tool, _ in BROWSER_CALLS} | {"mm_launch"}
     assert listed == called, "a new tool? call it through the Inspector here too"
+
+
+def inspect(inspector: Inspector, method: str, *extra: str) -> dict[str, Any]:
+    """Any other method through the Inspector CLI; the JSON it printed."""
+    command = [str(INSPECTOR), "--cli", inspector.url, "--method", method, *extra]
+    env = {**os.environ, "HOME": str(inspector.home)}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    answer, _ = json.JSONDecoder().raw_decode(done.stdout.strip() or "{}")
+    return dict(answer)
+
+
+def test_the_inspector_lists_and_reads_resources_and_gets_prompts(
+    inspector: Inspector, recorded: dict[str, Any]
+) -> None:
+    def listed() -> bool:
+        uris = {r["uri"] for r in inspect(inspector, "resources/list")["resources"]}
+        return f"knowhow://sessions/{SESSION}" in uris
+
+    wait_for(listed)
+    templates = inspect(inspector, "resources/templates/list")["resourceTemplates"]
+    assert "knowhow://steps/{sessionId}/{step}" in {t["uriTemplate"] for t in templates}
+    read = inspect(inspector, "resources/read", "--uri", f"knowhow://steps/{STEP_ID}")
+    assert [c["mimeType"] for c in read["contents"]] == ["application/json", "text/markdown"]
+    assert json.loads(read["contents"][0]["text"])["step"]["stepId"] == STEP_ID
+    recipe = inspect(inspector, "resources/read", "--uri", f"knowhow://sessions/{SESSION}/recipe")
+    assert json.loads(recipe["contents"][0]["text"])["session"]["sessionId"] == SESSION
+    prompt = inspect(
+        inspector, "prompts/get", "--prompt-name", "before_flow", "--prompt-args", "flowTag=send"
+    )
+    assert f"knowhow://sessions/{SESSION}/recipe" in prompt["messages"][0]["content"]["text"]
