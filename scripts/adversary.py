@@ -2451,7 +2451,6 @@ async def sample_unlock_prior(arena: Arena) -> Outcome:
 
 
 @dataclass(frozen=True)
-@dataclass(frozen=True)
 class Attack:
     name: str
     item: str
