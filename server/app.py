@@ -8,8 +8,8 @@ engine. Logs go to stderr only: in stdio mode stdout is the protocol.
 
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio
@@ -24,6 +24,7 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from engine import KnowhowError, Result
 from server.arguments import values_from_text
 from server.envelope import envelope
+from server.served_cli import ServedCli
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.tools.browser import BROWSER_TOOLS
@@ -91,8 +92,12 @@ def client_of(ctx: ServerRequestContext[ServerState]) -> str:
     return session_id if isinstance(session_id, str) else ""
 
 
-def create_server(settings: ServerSettings) -> Server[ServerState]:
-    """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
+def create_server(
+    settings: ServerSettings,
+    attach: Callable[[ServerState], AbstractAsyncContextManager[None]] = lambda _: nullcontext(),
+) -> Server[ServerState]:
+    """A server for one knowledge root and index; nothing is opened until its lifespan runs,
+    and `attach` runs while the state is open (the HTTP server's answers to the command line)."""
     prefix = settings.tool_prefix
     specs = (*TOOLS, *BROWSER_TOOLS)
     tools = {prefix + t.name: t for t in specs}
@@ -114,7 +119,7 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
-        async with open_state(settings) as state:
+        async with open_state(settings) as state, attach(state):
             log.info("knowhow serving %s (index %s)", settings.root, settings.index)
             yield state
 
@@ -138,7 +143,8 @@ async def serve_stdio(settings: ServerSettings) -> None:
 async def serve_http(settings: ServerSettings) -> None:
     import uvicorn  # only HTTP mode needs it
 
-    app = build_http_app(create_server(settings), settings)
+    served = ServedCli(settings)
+    app = build_http_app(create_server(settings, served.attach), settings, served.routes())
     protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
         app,

@@ -10,6 +10,7 @@ status 2. Commands that do not answer once (batch-search, demo, serve) use the p
 import inspect
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -22,6 +23,8 @@ from engine import (
     InvalidInput,
     KnowhowError,
     KnowledgeEngine,
+    KnowledgeStore,
+    LiveIndex,
     NotFound,
     Result,
     Settings,
@@ -40,9 +43,26 @@ SHARED = (("root", RootOpt, None), ("index_dir", IndexOpt, None), ("as_json", Js
 """The options every answering command takes, after its own: --root, --index, --json."""
 
 
+@dataclass(frozen=True)
+class Served:
+    """What a running server lends a command it answers for the `knowhow` script: its settings
+    (with the script's current session), its engine and its live index. The server checked
+    that the script's --root, --index and synonyms are its own before lending them."""
+
+    settings: Settings
+    engine: KnowledgeEngine
+    live: LiveIndex
+
+
+SERVED: ContextVar[Served | None] = ContextVar("served", default=None)
+"""Set (by `server.served_cli`) while a server runs a command; unset in the `knowhow` process."""
+
+
 def settings_for(root: Path | None, index: Path | None) -> Settings:
     """The settings (environment, defaults) with --root and --index, when given, on top; both
-    absolute from here on."""
+    absolute from here on. A server answering the command lends its own."""
+    if (served := SERVED.get()) is not None:
+        return served.settings
     given: dict[str, Any] = {"root": root, "index": index}
     return Settings(**{key: value for key, value in given.items() if value is not None})
 
@@ -87,7 +107,16 @@ class Call:
     """The filter options given, in the tools' names (`flowTag` …); None when none was."""
 
     def engine(self) -> KnowledgeEngine:
-        return open_engine(self.settings)
+        served = SERVED.get()
+        return served.engine if served is not None else open_engine(self.settings)
+
+    def live_index(self) -> LiveIndex:
+        """The index's live view, for its status: the server's own, or a reader of it."""
+        served = SERVED.get()
+        if served is not None:
+            return served.live
+        store = KnowledgeStore(existing_root(self.settings))
+        return LiveIndex(store, self.settings.index, watch=False)
 
     def current_session(self, engine: KnowledgeEngine, session: str | None) -> str | None:
         """What scope "current" means here: --session, else KNOWHOW_SESSION, else the newest."""

@@ -8,7 +8,6 @@ from pathlib import Path
 from engine import (
     IndexStatus,
     KnowledgeStore,
-    LiveIndex,
     Settings,
     SyncReport,
     WriteFailed,
@@ -74,8 +73,7 @@ def status(*, call: Call) -> Answer:
     """The health of the index, as mm_knowledge_status reports it: documents, sessions, files
     skipped and why, lag behind the files, the writer, the embedding model."""
     engine = call.engine()
-    live = LiveIndex(knowledge_store(call.settings), call.settings.index, watch=False)
-    found = index_status(live, engine)
+    found = index_status(call.live_index(), engine)
     return found, partial(_show_status, found)
 
 

@@ -4,6 +4,7 @@ an index build's report and its progress bar."""
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,6 +19,33 @@ PIPED_WIDTH = 4096
 their content, so step ids and commands stay whole and copy-pasteable."""
 out = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else PIPED_WIDTH)
+
+
+@contextmanager
+def printing_to(stdout: TextIO, stderr: TextIO, width: int) -> Iterator[None]:
+    """Print to `stdout` and `stderr` for a while, as to a terminal `width` columns wide where
+    they say they are one (else as to a pipe), without colour: `sys.stdout`, `sys.stderr` and
+    the two consoles (other modules hold them by name, so they are re-made in place and put
+    back after). Not for two threads at once."""
+    saved = sys.stdout, sys.stderr, dict(out.__dict__), dict(err.__dict__)
+    sys.stdout, sys.stderr = stdout, stderr
+    for console, stream in ((out, stdout), (err, stderr)):
+        tty = stream.isatty()
+        Console.__init__(
+            console,
+            file=stream,
+            width=width if tty else PIPED_WIDTH,
+            force_terminal=tty,
+            color_system=None,
+        )
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        out.__dict__.clear()
+        out.__dict__.update(saved[2])
+        err.__dict__.clear()
+        err.__dict__.update(saved[3])
 
 
 def steps_table(

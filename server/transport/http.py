@@ -12,13 +12,14 @@ it knew loopback origins only with a port, and none of the configured ones.
 
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import ServerSettings, is_loopback_host
@@ -95,8 +96,11 @@ class HttpGuard:
         await response(scope, receive, send)
 
 
-def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
-    """The MCP endpoint at `/mcp`, behind the guard; refuses an exposed address without token."""
+def build_http_app(
+    server: Server[Any], settings: ServerSettings, routes: Sequence[Route] = ()
+) -> ASGIApp:
+    """The MCP endpoint at `/mcp` (and `routes` beside it), behind the guard; refuses an
+    exposed address without token."""
     token = settings.token.get_secret_value() if settings.token else None
     loopback = settings.is_loopback()
     if not loopback and not token:
@@ -109,5 +113,6 @@ def build_http_app(server: Server[Any], settings: ServerSettings) -> ASGIApp:
         host=settings.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.http_max_sessions,
+        custom_starlette_routes=list(routes),
     )
     return HttpGuard(app, token=token, allowed_origins=settings.allowed_origins, loopback=loopback)
