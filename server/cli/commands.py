@@ -7,8 +7,8 @@ import sys
 from functools import cache
 from typing import Annotated
 
-import click
 import typer
+from typer.core import TyperGroup
 
 from server.cli import batch, curating, demo, indexing, reading, serving
 from server.version import knowhow_version
@@ -62,9 +62,11 @@ app.command("mcp-config")(serving.mcp_config)
 
 
 @cache
-def click_command() -> click.Command:
+def click_command() -> TyperGroup:
     """The app as Click runs it, made once (a server answering the script runs it often)."""
-    return typer.main.get_command(app)
+    command = typer.main.get_command(app)
+    assert isinstance(command, TyperGroup)  # an app of several commands is a group
+    return command
 
 
 def run(argv: list[str]) -> int:
@@ -73,19 +75,19 @@ def run(argv: list[str]) -> int:
     with --json, one line without (and where --help tells more), never a framed box."""
     try:
         code = click_command().main(args=argv, prog_name="knowhow", standalone_mode=False)
-    except click.UsageError as exc:
-        _usage_failed(exc, as_json="--json" in argv)
-        return 2
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.Abort:
+    except typer.Abort:
         sys.stderr.write("aborted\n")
         return 1
+    except typer.TyperException as exc:
+        if exc.exit_code != 2:  # not a usage error: a file Click could not open …
+            sys.stderr.write(f"{exc.format_message()}\n")
+            return exc.exit_code
+        _usage_failed(exc, as_json="--json" in argv)
+        return 2
     return code if isinstance(code, int) else 0
 
 
-def _usage_failed(exc: click.UsageError, as_json: bool) -> None:
+def _usage_failed(exc: typer.TyperException, as_json: bool) -> None:
     """`MM_INVALID_INPUT: knowhow search: Invalid value for '--limit' / '-k': …`, on stdout as
     the envelope (--json) or on stderr as one line naming the --help to read."""
     import orjson
@@ -93,7 +95,8 @@ def _usage_failed(exc: click.UsageError, as_json: bool) -> None:
     from engine import InvalidInput
     from server.envelope import envelope
 
-    where = exc.ctx.command_path if exc.ctx is not None else "knowhow"
+    context = getattr(exc, "ctx", None)  # Click's UsageError knows the command
+    where = context.command_path if context is not None else "knowhow"
     message = " ".join(exc.format_message().split())
     if as_json:
         error = InvalidInput(where, message)
