@@ -150,7 +150,8 @@ def proves_identity(endpoint: Endpoint, env: Mapping[str, str]) -> None:
     secret; anything else (another program, another server) never sees the query."""
     nonce = os.urandom(16).hex()
     reply = post(endpoint, IDENTITY_PATH, {"nonce": nonce}, authorization(env), CONNECT_SECONDS)
-    if not hmac.compare_digest(str(reply.get("proof", "")), proof(endpoint.secret, nonce)):
+    answered = str(reply.get("proof", "")).encode()
+    if not hmac.compare_digest(answered, proof(endpoint.secret, nonce).encode()):
         raise NotServed(f"what listens on port {endpoint.port} is not the server that wrote it")
 
 
