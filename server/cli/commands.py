@@ -4,23 +4,19 @@ the script) does: a usage error is one line, or the error envelope with --json, 
 """
 
 import sys
+from collections.abc import Callable
 from functools import cache
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from server.cli import batch, curating, demo, indexing, reading, serving
+from server.cli.catalog import COMMANDS, HELP
 from server.version import knowhow_version
 
-HELP = """`knowhow` command line: index, status, search, last, sessions, summarize, timeline,
-supersede, duplicates, cluster, reindex, batch-search, demo, serve, mcp-config.
-
-Human-readable by default, `--json` for machines. Errors print `{"ok": false, "error": …}`
-(with --json) or a one-line message, and exit with status 2.
-"""
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP, rich_markup_mode=None)
+"""Plain help (Click's): no framed boxes, no type tags on flags."""
 
 
 def _print_version(asked: bool) -> None:
@@ -41,24 +37,33 @@ def _options(
     """Options before any command: --version."""
 
 
-for command in (
-    indexing.index,
-    indexing.reindex,
-    indexing.status,
-    reading.search,
-    reading.last,
-    reading.sessions,
-    reading.summarize,
-    reading.timeline,
-    curating.supersede,
-    curating.duplicates,
-    curating.cluster,
-):
-    app.command()(command)
-app.command("batch-search")(batch.batch_search)
-app.command()(demo.demo)
-app.command()(serving.serve)
-app.command("mcp-config")(serving.mcp_config)
+class PlainUsage(TyperCommand):
+    """A usage line as Click writes it: `knowhow search [OPTIONS] QUERY`, not `{QUERY}`."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:  # Click's Context
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+BODIES: dict[str, Callable[..., None]] = {
+    "index": indexing.index,
+    "reindex": indexing.reindex,
+    "status": indexing.status,
+    "search": reading.search,
+    "last": reading.last,
+    "sessions": reading.sessions,
+    "summarize": reading.summarize,
+    "timeline": reading.timeline,
+    "supersede": curating.supersede,
+    "duplicates": curating.duplicates,
+    "cluster": curating.cluster,
+    "batch-search": batch.batch_search,
+    "demo": demo.demo,
+    "serve": serving.serve,
+    "mcp-config": serving.mcp_config,
+}
+for name, summary in COMMANDS.items():
+    app.command(name, short_help=summary, cls=PlainUsage)(BODIES[name])
 
 
 @cache

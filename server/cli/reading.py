@@ -59,9 +59,13 @@ def semantic_options(
 
 @answers(STEP_FILTERS)
 def search(
-    query: Annotated[str, typer.Argument(help="What you are looking for, in any words")],
-    limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
-    offset: Annotated[int, typer.Option("--offset")] = 0,
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What you are looking for, in any words")
+    ],
+    limit: Annotated[int, typer.Option("--limit", "-k", help="Results per page (1..100)")] = 20,
+    offset: Annotated[
+        int, typer.Option("--offset", help="Results to skip: the next page starts at limit")
+    ] = 0,
     scope: ScopeOpt = "all",
     mode: ModeOpt = "hybrid",
     min_similarity: MinSimOpt = None,
@@ -107,7 +111,7 @@ def _show_known(known: KnownValues) -> None:
 
 @answers(STEP_FILTERS)
 def last(
-    n: Annotated[int, typer.Option("-n")] = 20,
+    n: Annotated[int, typer.Option("-n", help="How many steps (1..200)")] = 20,
     scope: ScopeOpt = "current",
     include_superseded: ShowSupersededOpt = False,
     session: SessionOpt = None,
@@ -128,7 +132,7 @@ def _show_last(steps: StepList) -> None:
 
 @answers(SESSION_FILTERS)
 def sessions(
-    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
+    limit: Annotated[int, typer.Option("--limit", "-k", help="How many sessions (1..50)")] = 10,
     *,
     call: Call,
 ) -> Answer:
@@ -166,7 +170,9 @@ def _git(git: dict[str, Any] | None) -> str:
 
 @answers()
 def summarize(
-    session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
+    session_id: Annotated[
+        str | None, typer.Argument(metavar="SESSION_ID", help="Session id (default: --scope)")
+    ] = None,
     scope: OneScopeOpt = "current",
     session: SessionOpt = None,
     offset: Annotated[int, typer.Option("--offset", help="First step of the page")] = 0,
@@ -217,7 +223,9 @@ def _recipe_line(a: RecipeAction) -> str:
 
 @answers()
 def timeline(
-    step_id: Annotated[str | None, typer.Argument(help="Anchor step id (or use --query)")] = None,
+    step_id: Annotated[
+        str | None, typer.Argument(metavar="STEP_ID", help="Anchor step id (or use --query)")
+    ] = None,
     query: Annotated[str | None, typer.Option("--query", help="Anchor on its best hit")] = None,
     before: Annotated[int, typer.Option("--before", "-B", help="Steps before (0-50)")] = 5,
     after: Annotated[int, typer.Option("--after", "-A", help="Steps after (0-50)")] = 5,
