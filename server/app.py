@@ -8,7 +8,7 @@ engine. Logs go to stderr only: in stdio mode stdout is the protocol.
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
@@ -20,11 +20,11 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.routing import Route
 
 from engine import KnowhowError, Result
 from server.arguments import values_from_text
 from server.envelope import envelope
-from server.served_cli import ServedCli
 from server.settings import ServerSettings
 from server.state import ServerState, open_state
 from server.tools.browser import BROWSER_TOOLS
@@ -92,9 +92,16 @@ def client_of(ctx: ServerRequestContext[ServerState]) -> str:
     return session_id if isinstance(session_id, str) else ""
 
 
+Attach = Callable[[ServerState], AbstractAsyncContextManager[None]]
+"""What else runs while the state is open (over HTTP: the command line's endpoint file)."""
+
+
+def nothing_attached(_: ServerState) -> AbstractAsyncContextManager[None]:
+    return nullcontext()
+
+
 def create_server(
-    settings: ServerSettings,
-    attach: Callable[[ServerState], AbstractAsyncContextManager[None]] = lambda _: nullcontext(),
+    settings: ServerSettings, attach: Attach = nothing_attached
 ) -> Server[ServerState]:
     """A server for one knowledge root and index; nothing is opened until its lifespan runs,
     and `attach` runs while the state is open (the HTTP server's answers to the command line)."""
@@ -140,11 +147,12 @@ async def serve_stdio(settings: ServerSettings) -> None:
         await server.run(answered, write_stream, server.create_initialization_options())
 
 
-async def serve_http(settings: ServerSettings) -> None:
+async def serve_http(
+    settings: ServerSettings, attach: Attach = nothing_attached, routes: Sequence[Route] = ()
+) -> None:
     import uvicorn  # only HTTP mode needs it
 
-    served = ServedCli(settings)
-    app = build_http_app(create_server(settings, served.attach), settings, served.routes())
+    app = build_http_app(create_server(settings, attach), settings, routes)
     protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
         app,
@@ -172,8 +180,16 @@ def configure_logging(verbosity: int) -> None:
     )
 
 
-def serve(settings: ServerSettings, verbosity: int = 0) -> None:
-    """Run until the client disconnects (stdio) or the process is stopped (HTTP)."""
+def serve(
+    settings: ServerSettings,
+    verbosity: int = 0,
+    attach: Attach = nothing_attached,
+    routes: Sequence[Route] = (),
+) -> None:
+    """Run until the client disconnects (stdio) or the process is stopped (HTTP). Over HTTP,
+    `attach` runs while the state is open and `routes` are served beside `/mcp`."""
     configure_logging(verbosity)
-    runner = serve_stdio if settings.transport == "stdio" else serve_http
-    anyio.run(runner, settings)
+    if settings.transport == "stdio":
+        anyio.run(serve_stdio, settings)
+    else:
+        anyio.run(serve_http, settings, attach, routes)

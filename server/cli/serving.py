@@ -72,6 +72,7 @@ def serve(
     """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
     from server.app import serve as run_server
     from server.browser import InvalidScreenRules, load_screen_rules
+    from server.cli.served import ServedCli
     from server.settings import ServerSettings
     from server.transport.http import UnsafeBinding
 
@@ -94,7 +95,11 @@ def serve(
                 "folder of its own), or --create-root to start an empty one there"
             )
         settle_for_searching()
-        run_server(settings, verbose)
+        if settings.transport == "http":  # the `knowhow` script's commands answered here too
+            served = ServedCli(settings)
+            run_server(settings, verbose, served.attach, served.routes())
+        else:
+            run_server(settings, verbose)
     except KnowhowError as exc:
         err.print("[red]cannot serve[/red]:", escape(f"{exc.code}: {exc.message}"))
         raise typer.Exit(2) from None
