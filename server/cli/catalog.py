@@ -7,8 +7,8 @@ HELP = """knowhow: what earlier agents did in a web UI, searchable from the shel
 
 Human-readable by default, --json for machines. Errors print {"ok": false, "error": …}
 (with --json) or a one-line message, and exit with status 2. With a server of the same root
-and index running (knowhow serve --transport http), search, last, sessions, summarize,
-timeline and status are answered by it, in milliseconds."""
+and index running (knowhow daemon start, or knowhow serve --transport http), search, last,
+sessions, summarize, timeline and status are answered by it, in milliseconds."""
 
 COMMANDS: dict[str, str] = {
     "index": "Bring the index up to date with the knowledge root (build it the first time)",
@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "batch-search": "Answer every query of a file with one loaded index; write a TREC run",
     "demo": "Index the root and show example searches; --serve also serves MCP and a demo app",
     "serve": "Serve the knowledge tools over MCP: stdio by default, HTTP with --transport",
+    "daemon": "Start, check or stop a background server that answers searches in milliseconds",
     "mcp-config": "Print MCP client configs that start knowhow serve here, ready to paste",
 }
 

@@ -71,14 +71,9 @@ def ask(argv: list[str], env: Mapping[str, str]) -> dict[str, Any] | None:
     """The server's reply to `argv` (`exit`, `stdout`, `stderr`), None when no server of this
     index has written an endpoint file; `NotServed` when one did and it cannot be used."""
     root, index, synonyms = where(argv, env)
-    try:
-        endpoint = read_endpoint(index)
-    except EndpointRefused as exc:
-        raise NotServed(str(exc)) from None
+    endpoint = believed(root, index, synonyms, env)
     if endpoint is None:
         return None
-    trusted(endpoint, root, index, synonyms)
-    proves_identity(endpoint, env)
     request = {"argv": argv, "root": root, "index": index, "synonyms": synonyms}
     request |= {"session": env.get("KNOWHOW_SESSION")} | terminal()
     headers = {SECRET_HEADER: endpoint.secret} | authorization(env)
@@ -88,6 +83,22 @@ def ask(argv: list[str], env: Mapping[str, str]) -> dict[str, Any] | None:
     ):
         raise NotServed(f"the server on port {endpoint.port} answered something else")
     return reply
+
+
+def believed(
+    root: str, index: str, synonyms: str | None, env: Mapping[str, str]
+) -> Endpoint | None:
+    """The endpoint of a server answering for this root, index and synonyms, once it proved
+    it is the one that wrote the file; None when there is no endpoint file, `NotServed` when
+    there is one that cannot be believed."""
+    try:
+        endpoint = read_endpoint(index)
+    except EndpointRefused as exc:
+        raise NotServed(str(exc)) from None
+    if endpoint is not None:
+        trusted(endpoint, root, index, synonyms)
+        proves_identity(endpoint, env)
+    return endpoint
 
 
 def where(argv: list[str], env: Mapping[str, str]) -> tuple[str, str, str | None]:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from server.cli import batch, curating, demo, indexing, reading, serving
+from server.cli import batch, curating, daemon, demo, indexing, reading, serving
 from server.cli.catalog import COMMANDS, HELP
 from server.version import knowhow_version
 
@@ -60,6 +60,7 @@ BODIES: dict[str, Callable[..., None]] = {
     "batch-search": batch.batch_search,
     "demo": demo.demo,
     "serve": serving.serve,
+    "daemon": daemon.daemon,
     "mcp-config": serving.mcp_config,
 }
 for name, summary in COMMANDS.items():

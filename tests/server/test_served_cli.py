@@ -163,9 +163,10 @@ def forge(sample: tuple[Path, Path], port: int, changes: dict[str, Any]) -> None
     """An endpoint file in the sample's index, as a live process of this root would write it,
     with `changes`."""
     root, index = sample
-    fields = dict(pid=os.getpid(), host="127.0.0.1", port=port, root=str(root))
-    fields |= dict(index_dir=str(index), synonyms=None, secret=new_secret(), started="now")
-    write_endpoint(Endpoint(**(fields | changes)), str(index))
+    endpoint = Endpoint(
+        os.getpid(), "127.0.0.1", port, str(root), str(index), None, new_secret(), "now"
+    )
+    write_endpoint(endpoint._replace(**changes), str(index))
 
 
 @pytest.mark.parametrize(
@@ -245,3 +246,35 @@ def test_a_usage_error_is_the_envelope_with_json_and_one_line_without(
     )
     unknown = knowhow("serch", "swap", env=environment)
     assert unknown.returncode == 2 and "No such command 'serch'" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_two_daemon_starts_at_once_leave_one_server_which_stop_ends(
+    sample: tuple[Path, Path], environment: dict[str, str]
+) -> None:
+    root, index = sample
+    where = ("--root", str(root), "--index", str(index), "--json")
+    starts = [
+        subprocess.Popen(
+            [*knowhow_command(), "daemon", "start", *where],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=environment,
+        )
+        for _ in range(2)
+    ]
+    answers = [orjson.loads(start.communicate(timeout=200)[0])["result"] for start in starts]
+    try:
+        assert answers[0]["pid"] == answers[1]["pid"]
+        assert sorted(answer["startedNow"] for answer in answers) == [False, True]
+        served = client.ask(
+            ["search", "send button", "--root", str(root), "--index", str(index)], environment
+        )
+        assert served is not None and served["exit"] == 0
+    finally:
+        stopped = orjson.loads(knowhow("daemon", "stop", *where, env=environment).stdout)
+    assert stopped["result"]["stoppedNow"] and not client.alive(answers[0]["pid"])
+    assert read_endpoint(str(index)) is None
+    status = orjson.loads(knowhow("daemon", "status", *where, env=environment).stdout)
+    assert status["result"]["running"] is False
