@@ -15,6 +15,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,10 +60,17 @@ def measure(name: str, root: Path, index: Path, runs: int) -> list[tuple[str, li
     for variable in ("KNOWHOW_ROOT", "KNOWHOW_INDEX", "KNOWHOW_SYNONYMS", "KNOWHOW_SESSION"):
         env.pop(variable, None)
     err(f"{name}: indexing")
-    subprocess.run([*knowhow_cmd(), "index", *where, "--json"], env=env, check=True)
+    subprocess.run(
+        [*knowhow_cmd(), "index", *where, "--json"], env=env, check=True, capture_output=True
+    )
     cold_env = env | {"KNOWHOW_IN_PROCESS": "1"}
     cold_runs = max(5, runs // 3)  # a cold search costs a second or more
-    rows = []
+    rows = [
+        (
+            "`python -c pass` (the interpreter alone)",
+            series([[sys.executable, "-c", "pass"]] * runs, env),
+        )
+    ]
     err(f"{name}: --version, --help")
     rows.append(("`knowhow --version`", series([[*knowhow_cmd(), "--version"]] * runs, env)))
     rows.append(("`knowhow --help`", series([[*knowhow_cmd(), "--help"]] * runs, env)))
@@ -70,14 +78,18 @@ def measure(name: str, root: Path, index: Path, runs: int) -> list[tuple[str, li
     rows.append(("search, keyword, cold", series(searches(where, "keyword", cold_runs), cold_env)))
     rows.append(("search, hybrid, cold", series(searches(where, "hybrid", cold_runs), cold_env)))
     err(f"{name}: starting the daemon")
-    subprocess.run([*knowhow_cmd(), "daemon", "start", *where], env=env, check=True)
+    subprocess.run(
+        [*knowhow_cmd(), "daemon", "start", *where], env=env, check=True, capture_output=True
+    )
     try:
         series(searches(where, "hybrid", 2), env)  # the server's first search loads the model
         err(f"{name}: served searches")
         rows.append(("search, keyword, served", series(searches(where, "keyword", runs), env)))
         rows.append(("search, hybrid, served", series(searches(where, "hybrid", runs), env)))
     finally:
-        subprocess.run([*knowhow_cmd(), "daemon", "stop", *where], env=env, check=True)
+        subprocess.run(
+            [*knowhow_cmd(), "daemon", "stop", *where], env=env, check=True, capture_output=True
+        )
     return rows
 
 
@@ -118,6 +130,8 @@ def main() -> None:
         root = private_copy(corpus, work / f"cli-{args.steps}")
         rows = measure(f"{args.steps} steps", root, work / f"cli-{args.steps}-index", args.runs)
         sections.append(table(f"{args.steps:,} generated steps", rows))
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    sections.append(f"Load average at the end (1, 5, 15 min): {' '.join(load) or 'unknown'}.")
     report = "\n\n".join(sections)
     out(report)
     if args.write_doc:
