@@ -4,6 +4,7 @@ Each validates its request as the MCP tool of the same name does and makes the s
 call, so a command and its tool answer alike.
 """
 
+import sys
 from functools import partial
 from typing import Annotated, Any
 
@@ -22,6 +23,7 @@ from engine import (
     StepList,
     SummarizeInput,
     TimelineInput,
+    TimelineResult,
     validate,
 )
 from server.cli.answer import Answer, Call, answers
@@ -191,6 +193,9 @@ def summarize(
 
 
 def _show_recipe(recipe: SessionRecipe) -> None:
+    if not sys.stdout.isatty():
+        _recipe_rows(recipe)
+        return
     s = recipe.session
     out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {escape(s.goal or '-')}")
     launch = f"  launch: {_launch(s.stateMode, s.fixturePreset)}" if s.stateMode else ""
@@ -212,6 +217,31 @@ def _show_recipe(recipe: SessionRecipe) -> None:
         err.print(f"[yellow]warning[/yellow] {escape(w['path'])}: {escape(w['reason'])}")
     if recipe.nextOffset is not None:
         out.print(f"steps from {recipe.offset} only; next: --offset {recipe.nextOffset}")
+
+
+def _recipe_rows(recipe: SessionRecipe) -> None:
+    """The recipe piped: a `# ` line with the session, then a tab-separated line per action
+    (`✓`), failure (`✗`) and action of a failed batch (`?`)."""
+    s = recipe.session
+    title = f"{s.sessionId} {s.createdAt} goal: {s.goal or '-'}; flowTags: "
+    title += f"{', '.join(s.flowTags) or '-'}; steps: {s.stepCount}; screens: "
+    title += " → ".join(recipe.screens)
+    if recipe.nextOffset is not None:
+        title += f"; steps from {recipe.offset} only, next: --offset {recipe.nextOffset}"
+    rows = [_recipe_row("✓", a) for a in recipe.actions]
+    for f in recipe.failures:
+        fix = f"{f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
+        rows.append(["✗", "", f.tool, f.screen, f.target or "", "", f.errorCode or "", fix])
+        rows += [_recipe_row("?", a) for a in f.batch or []]
+    columns = ["ok", "batch", "tool", "screen", "target", "text", "error", "recovered by"]
+    cells_table(title, columns, rows)
+    for w in recipe.warnings:
+        err.print(f"warning {w['path']}: {w['reason']}", markup=False)
+
+
+def _recipe_row(mark: str, a: RecipeAction) -> list[str]:
+    batch = "" if a.batchIndex is None else str(a.batchIndex)
+    return [mark, batch, a.tool, a.screen, a.target or "", a.text or "", "", ""]
 
 
 def _recipe_line(a: RecipeAction) -> str:
@@ -240,6 +270,9 @@ def timeline(
     line = call.engine().timeline(validate(TimelineInput, request_data))
 
     def show() -> None:
+        if not sys.stdout.isatty():
+            _timeline_rows(line)
+            return
         for step in [*line.before, line.anchor, *line.after]:
             mark = "▶" if step.stepId == line.anchor.stepId else " "
             flag = " [yellow](superseded)[/yellow]" if step.isSuperseded else ""
@@ -251,3 +284,20 @@ def timeline(
             )
 
     return line, show
+
+
+def _timeline_rows(line: TimelineResult) -> None:
+    """The timeline piped: a `# ` line, then a tab-separated line per step (`▶` marks the
+    anchor) and one per session."""
+    rows = []
+    for step in [*line.before, line.anchor, *line.after]:
+        mark = "▶" if step.stepId == line.anchor.stepId else ""
+        flags = ("" if step.ok else "✗") + (" superseded" if step.isSuperseded else "")
+        rows.append([mark, step.timestamp, step.stepId, step.snippet, flags.strip()])
+    columns = ["anchor", "time", "step", "snippet", "failed / superseded"]
+    cells_table(f"timeline around {line.anchor.stepId}", columns, rows)
+    sessions = [
+        [s.id, s.goal or "-", ", ".join(s.flowTags) or "-", str(s.stepCount)]
+        for s in line.sessions.values()
+    ]
+    cells_table("sessions", ["session", "goal", "flowTags", "steps"], sessions)

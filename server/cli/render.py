@@ -8,6 +8,7 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -51,7 +52,8 @@ def printing_to(stdout: TextIO, stderr: TextIO, width: int) -> Iterator[None]:
 def steps_table(
     title: str, steps: list[StepSummary], total: int, extra: str = "", hint: str | None = None
 ) -> None:
-    """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
+    """A table of result rows. Ids never wrap (a narrow terminal folds the snippet, or puts it
+    under its row: `cells_table`);
     the score and confidence columns appear only when the rows have them (search, not last);
     the screen is `acted on → ended on` when the two differ, as the match evidence names the
     first; a failed step's tool is marked ✗, a superseded one's `(superseded)`, one whose
@@ -113,6 +115,9 @@ def cells_table(title: str, columns: list[str], rows: list[list[str]], whole: in
         lines = [f"# {title}", *("\t".join(map(_plain, row)) for row in [names, *rows])]
         sys.stdout.write("\n".join(lines) + "\n")
         return
+    if _too_narrow(columns, rows):
+        _blocks(title, rows)
+        return
     table = Table(title=escape(title))
     for number, column in enumerate(columns):
         table.add_column(column, overflow="fold", no_wrap=number < whole)
@@ -124,8 +129,37 @@ def cells_table(title: str, columns: list[str], rows: list[list[str]], whole: in
     out.print(table)
 
 
+MIN_LAST_COLUMN = 24
+"""A table leaving its last column (the match evidence) less than this is printed as blocks."""
+
+
+def _too_narrow(columns: list[str], rows: list[list[str]]) -> bool:
+    """Whether the terminal is too narrow for the other columns and a readable last one."""
+    widths = [
+        max(len(line) for cell in [column, *(row[n] for row in rows)] for line in cell.split("\n"))
+        for n, column in enumerate(columns[:-1])
+    ]
+    return sum(widths) + 3 * len(columns) + 1 + MIN_LAST_COLUMN > out.width
+
+
+def _blocks(title: str, rows: list[list[str]]) -> None:
+    """Each row as a line of its cells and, under it, its last cell indented and wrapped: on
+    an 80-column terminal the evidence stays on screen."""
+    out.print(escape(title), style="bold")
+    for row in rows:
+        line = Text("  ".join(cell.replace("\n", ", ") for cell in row[:-1]), no_wrap=True)
+        line.highlight_words(["✗"], "red")
+        out.print(line, overflow="fold")
+        out.print(Padding(Text(row[-1]), (0, 0, 0, 4)))
+
+
 def _plain(cell: str) -> str:
     return " ".join(cell.replace("\t", " ").splitlines())
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 session`, `5 sessions`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def sync_report(report: SyncReport) -> None:
@@ -133,8 +167,12 @@ def sync_report(report: SyncReport) -> None:
     read only in part (a warning) on stderr."""
     if report.rebuilt_because:
         err.print(f"[yellow]rebuilt the index[/yellow]: {escape(report.rebuilt_because)}")
+    steps, sessions = (
+        counted(report.steps_indexed, "step"),
+        counted(report.sessions_indexed, "session"),
+    )
     out.print(
-        f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
+        f"indexed {steps} in {sessions} "
         f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "
         f"in {report.seconds:.2f}s"
     )
