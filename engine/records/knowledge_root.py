@@ -374,6 +374,12 @@ class KnowledgeStore:
                     ids.append(validate_session_id(entry.name))
         return sorted(ids)
 
+    def is_session_folder(self, session_id: str) -> bool:
+        """Whether the folder holds what a session's does: `session.json` or `steps/` (what
+        marks a knowledge root: folders like these)."""
+        folder = self.root / session_id
+        return (folder / SESSION_FILE).is_file() or (folder / STEPS_DIR).is_dir()
+
     def folder(
         self, session_id: str, *parts: str, create: bool = False
     ) -> contextlib.AbstractContextManager[int]:

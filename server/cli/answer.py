@@ -78,6 +78,22 @@ def existing_root(settings: Settings) -> Path:
     return settings.root
 
 
+def knowledge_root(settings: Settings) -> KnowledgeStore:
+    """The knowledge root's store; a folder with folders of which none is a session folder
+    (`session.json` or `steps/` inside) is refused, nothing written: indexing /etc would list
+    its folders as sessions. An empty folder is a new root."""
+    store = KnowledgeStore(existing_root(settings))
+    folders = store.session_ids()
+    if folders and not any(store.is_session_folder(folder) for folder in folders):
+        raise InvalidInput(
+            "root",
+            f"{settings.root} is not a knowledge root: none of its {len(folders)} folders "
+            f"({folders[0]}, …) holds session.json or steps/ as a session folder does; pass "
+            "--root with the folder that holds the session folders",
+        )
+    return store
+
+
 def open_engine(settings: Settings, *, cache_searches: bool = True) -> KnowledgeEngine:
     """The engine of a command that reads the index. A root that does not exist, or an index
     built from another root, is refused: either would answer from files that are not there."""

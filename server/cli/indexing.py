@@ -7,7 +7,6 @@ from pathlib import Path
 
 from engine import (
     IndexStatus,
-    KnowledgeStore,
     Settings,
     SyncReport,
     WriteFailed,
@@ -15,7 +14,7 @@ from engine import (
     ensure_index,
     rebuild,
 )
-from server.cli.answer import Answer, Call, answers, existing_root
+from server.cli.answer import Answer, Call, answers, knowledge_root
 from server.cli.render import cells_table, err, out, progress, sync_report
 from server.index_status import index_status
 
@@ -27,7 +26,7 @@ def index(*, call: Call) -> Answer:
     When a running `knowhow serve` holds the writer lease it keeps the index current itself:
     then this says so and exits 0."""
     settings = call.settings
-    store = knowledge_store(settings)
+    store = knowledge_root(settings)
     lease = WriterLease(settings.index)
     if settings.index.is_dir() and not lease.try_acquire():
         message = (
@@ -47,7 +46,7 @@ def index(*, call: Call) -> Answer:
 def reindex(*, call: Call) -> Answer:
     """Rebuild the index from the files into a new generation and swap it in atomically."""
     settings = call.settings
-    store = knowledge_store(settings)
+    store = knowledge_root(settings)
     waiting = waiting_for_another(settings.index)
     with progress("rebuilding", call.as_json) as advance:
         report = _writing(settings, lambda: rebuild(store, settings.index, advance, waiting))
@@ -97,11 +96,6 @@ def _show_status(found: IndexStatus) -> None:
     cells_table("index status", ["field", "value"], rows)
     for skip in found.skipped:
         err.print(f"skipped {skip}", markup=False)
-
-
-def knowledge_store(settings: Settings) -> KnowledgeStore:
-    """The knowledge root to index."""
-    return KnowledgeStore(existing_root(settings))
 
 
 def _writing(settings: Settings, build: Callable[[], SyncReport]) -> SyncReport:

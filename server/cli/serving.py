@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from engine import InvalidInput, KnowhowError, NotFound
-from server.cli.answer import Answer, Call, answers, existing_root
+from server.cli.answer import Answer, Call, answers, existing_root, knowledge_root
 from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import err
 from server.client_configs import client_configs
@@ -94,6 +94,7 @@ def serve(
                 "that holds the session folders (absolute: a client starts the server in a "
                 "folder of its own), or --create-root to start an empty one there"
             )
+        knowledge_root(settings)  # not a folder of other folders, as /etc
         settle_for_searching()
         if settings.transport == "http":  # the `knowhow` script's commands answered here too
             served = ServedCli(settings)

@@ -4,6 +4,7 @@ as English. Through the same `run` the `knowhow` script uses, on a real root and
 
 import io
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +68,19 @@ def test_an_80_column_terminal_keeps_the_match_evidence(knowhow: Knowhow) -> Non
 def test_indexing_one_session_says_one_session(knowhow: Knowhow) -> None:
     code, text = knowhow("reindex")
     assert code == 0 and "in 1 session (" in text
+
+
+def test_a_folder_of_other_folders_is_not_a_knowledge_root(tmp_path: Path) -> None:
+    etc = tmp_path / "etc"
+    for name in ("apt.conf.d", "ssh", "cron-daily"):
+        (etc / name).mkdir(parents=True)
+        (etc / name / "settings.conf").write_text("x = 1\n")
+    index = tmp_path / "index"
+    errors = io.StringIO()
+    with render.printing_to(TerminalBuffer(False), errors, 80):
+        code = run(["index", "--root", str(etc), "--index", str(index)])
+    assert code == 2 and not index.exists()
+    assert errors.getvalue().count("\n") == 1 and "is not a knowledge root" in errors.getvalue()
+    (etc / "mm-real-session-1" / "steps").mkdir(parents=True)  # one session folder: a root
+    with render.printing_to(TerminalBuffer(False), io.StringIO(), 80):
+        assert run(["index", "--root", str(etc), "--index", str(index)]) == 0
