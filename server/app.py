@@ -33,7 +33,13 @@ from server.tools.spec import ToolSpec
 from server.transport.http import MCP_PATH, build_http_app
 from server.transport.http_limits import backlog, bounded_protocol
 from server.transport.log_limit import RepeatLimit
-from server.transport.stdio import AnsweredReadStream
+from server.transport.stdio import (
+    AnsweredReadStream,
+    AnsweredWrites,
+    Pending,
+    StdinLines,
+    stopped_by_sigint,
+)
 from server.version import knowhow_version
 
 log = logging.getLogger(__name__)
@@ -141,10 +147,17 @@ def create_server(
 
 
 async def serve_stdio(settings: ServerSettings) -> None:
+    """Serve one client on stdin/stdout until stdin ends (every request read answered) or
+    Ctrl-C (`stopped_by_sigint`)."""
     server = create_server(settings)
-    async with stdio_server() as (read_stream, write_stream):
-        answered = AnsweredReadStream(read_stream, write_stream)
-        await server.run(answered, write_stream, server.create_initialization_options())
+    pending = Pending()
+    async with anyio.create_task_group() as group:
+        group.start_soon(stopped_by_sigint, group.cancel_scope)
+        async with stdio_server(stdin=StdinLines(pending)) as (read_stream, write_stream):
+            writes = AnsweredWrites(write_stream, pending)
+            answered = AnsweredReadStream(read_stream, writes)
+            await server.run(answered, writes, server.create_initialization_options())
+        group.cancel_scope.cancel()
 
 
 async def serve_http(

@@ -23,6 +23,7 @@ from engine.core.files import (
     read_open,
     read_regular,
     session_dir,
+    sweep_stale_temps,
     validate_session_id,
     write_at,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "read_open",
     "read_regular",
     "session_dir",
+    "sweep_stale_temps",
     "validate",
     "validate_session_id",
     "write_at",
