@@ -231,9 +231,10 @@ def _recipe_rows(recipe: SessionRecipe) -> None:
     rows = [_recipe_row("✓", a) for a in recipe.actions]
     for f in recipe.failures:
         fix = f"{f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
-        rows.append(["✗", "", f.tool, f.screen, f.target or "", "", f.errorCode or "", fix])
+        cells = [f.tool, f.screen, f.target or "", "", f.errorCode or "", fix, f.note or ""]
+        rows.append(["✗", "", *cells])
         rows += [_recipe_row("?", a) for a in f.batch or []]
-    columns = ["ok", "batch", "tool", "screen", "target", "text", "error", "recovered by"]
+    columns = ["ok", "batch", "tool", "screen", "target", "text", "error", "recovered by", "note"]
     cells_table(title, columns, rows)
     for w in recipe.warnings:
         err.print(f"warning {w['path']}: {w['reason']}", markup=False)
@@ -241,7 +242,7 @@ def _recipe_rows(recipe: SessionRecipe) -> None:
 
 def _recipe_row(mark: str, a: RecipeAction) -> list[str]:
     batch = "" if a.batchIndex is None else str(a.batchIndex)
-    return [mark, batch, a.tool, a.screen, a.target or "", a.text or "", "", ""]
+    return [mark, batch, a.tool, a.screen, a.target or "", a.text or "", "", "", ""]
 
 
 def _recipe_line(a: RecipeAction) -> str:
