@@ -82,7 +82,7 @@ def measure(name: str, root: Path, index: Path, runs: int) -> list[tuple[str, li
         [*knowhow_cmd(), "daemon", "start", *where], env=env, check=True, capture_output=True
     )
     try:
-        series(searches(where, "hybrid", 2), env)  # the server's first search loads the model
+        series(searches(where, "hybrid", 5), env)  # the server's first searches load the model
         err(f"{name}: served searches")
         rows.append(("search, keyword, served", series(searches(where, "keyword", runs), env)))
         rows.append(("search, hybrid, served", series(searches(where, "hybrid", runs), env)))
