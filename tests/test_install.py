@@ -126,4 +126,4 @@ def test_the_distribution_has_a_name_of_its_own_and_the_command_stays_knowhow() 
     knowhow = Path(sys.executable).with_name("knowhow")
     done = subprocess.run([str(knowhow), "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["knowhow", version("knowhow-mcp")]
-    assert "uvx --from git+" in (REPO / "README.md").read_text()  # running it without a clone
+    assert "uvx --from /abs/knowhow-clone knowhow serve" in (REPO / "README.md").read_text()

@@ -111,19 +111,11 @@ async def stopped_by_sigint(scope: anyio.CancelScope) -> None:
             return
 
 
-class AnsweredWrites:
-    """The transport's write stream, telling `Pending` which requests are answered."""
-
-    def __init__(self, inner: WriteStream[SessionMessage], pending: Pending) -> None:
-        self._inner = inner
-        self._pending = pending
-
-    async def send(self, item: SessionMessage) -> None:
-        await self._inner.send(item)
-        self._pending.answered(item)
+class ClosedOnExit:
+    """`async with` a stream closes it (`aclose`) at the end of the block."""
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        raise NotImplementedError
 
     async def __aenter__(self) -> Self:
         return self
@@ -137,7 +129,22 @@ class AnsweredWrites:
         await self.aclose()
 
 
-class AnsweredReadStream:
+class AnsweredWrites(ClosedOnExit):
+    """The transport's write stream, telling `Pending` which requests are answered."""
+
+    def __init__(self, inner: WriteStream[SessionMessage], pending: Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        self._pending.answered(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class AnsweredReadStream(ClosedOnExit):
     """The transport's read stream without its malformed lines, each answered on `replies`."""
 
     def __init__(
@@ -171,17 +178,6 @@ class AnsweredReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def malformed_reply(exc: Exception) -> types.JSONRPCError:

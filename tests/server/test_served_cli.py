@@ -73,6 +73,10 @@ def server(
     stop(proc)
 
 
+def options(sample: tuple[Path, Path]) -> tuple[str, ...]:
+    return ("--root", str(sample[0]), "--index", str(sample[1]))
+
+
 QUERIES = [
     ("search", "send button", "-k", "5", "--json"),
     ("search", "send button", "-k", "5"),
@@ -89,8 +93,7 @@ QUERIES = [
 def test_a_running_server_answers_the_script_as_the_script_answers_itself(
     server: subprocess.Popen[bytes], sample: tuple[Path, Path], environment: dict[str, str]
 ) -> None:
-    root, index = sample
-    where = ("--root", str(root), "--index", str(index))
+    where = options(sample)
     for query in QUERIES:
         served = client.ask([*query, *where], environment)
         assert served is not None, query  # the server answered, not this process
@@ -108,8 +111,7 @@ def test_a_running_server_answers_the_script_as_the_script_answers_itself(
 def test_a_server_gone_costs_one_line_and_the_answer_comes_from_this_process(
     server: subprocess.Popen[bytes], sample: tuple[Path, Path], environment: dict[str, str]
 ) -> None:
-    root, index = sample
-    where = ("--root", str(root), "--index", str(index))
+    where, index = options(sample), sample[1]
     server.send_signal(signal.SIGKILL)  # no chance to remove its endpoint file
     server.wait(10)
     assert read_endpoint(str(index)) is not None
