@@ -82,7 +82,8 @@ def measure(name: str, root: Path, index: Path, runs: int) -> list[tuple[str, li
         [*knowhow_cmd(), "daemon", "start", *where], env=env, check=True, capture_output=True
     )
     try:
-        series(searches(where, "hybrid", 5), env)  # the server's first searches load the model
+        for mode in ("keyword", "hybrid"):  # the server's first searches load the model
+            series(searches(where, mode, 5), env)
         err(f"{name}: served searches")
         rows.append(("search, keyword, served", series(searches(where, "keyword", runs), env)))
         rows.append(("search, hybrid, served", series(searches(where, "hybrid", runs), env)))
