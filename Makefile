@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
-# The editable install records which folders are packages, so adding an __init__.py reinstalls.
+# The editable install puts the repository on sys.path; a change of the packaging reinstalls.
 PACKAGING := pyproject.toml setup.py $(wildcard engine/__init__.py analyzers/__init__.py server/__init__.py)
 NEEDS_PYTHON := import sys; sys.exit(sys.version_info < (3, 11))
 

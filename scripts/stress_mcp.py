@@ -45,7 +45,7 @@ POLL_SECONDS = 0.01
 FRESHNESS_TIMEOUT = 10.0
 SETTLE_TIMEOUT = 20.0
 FAILOVER_MARGIN = 1.0
-ENTRY = "from server.cli import app; app()"
+ENTRY = "from server.cli.entry import main; main()"
 
 
 @dataclass

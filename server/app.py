@@ -8,8 +8,8 @@ engine. Logs go to stderr only: in stdio mode stdout is the protocol.
 
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio
@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.routing import Route
 
 from engine import KnowhowError, Result
 from server import completions, prompts, resources
@@ -36,7 +37,13 @@ from server.tools.spec import ToolSpec
 from server.transport.http import MCP_PATH, build_http_app
 from server.transport.http_limits import backlog, bounded_protocol
 from server.transport.log_limit import RepeatLimit
-from server.transport.stdio import AnsweredReadStream
+from server.transport.stdio import (
+    AnsweredReadStream,
+    AnsweredWrites,
+    Pending,
+    StdinLines,
+    stopped_by_sigint,
+)
 from server.ui import ui_routes
 from server.version import knowhow_version
 from server.workload import connection_gone
@@ -114,8 +121,19 @@ class KnowhowServer(Server[ServerState]):
         )
 
 
-def create_server(settings: ServerSettings) -> Server[ServerState]:
-    """A server for one knowledge root and index; nothing is opened until its lifespan runs."""
+Attach = Callable[[ServerState], AbstractAsyncContextManager[None]]
+"""What else runs while the state is open (over HTTP: the command line's endpoint file)."""
+
+
+def nothing_attached(_: ServerState) -> AbstractAsyncContextManager[None]:
+    return nullcontext()
+
+
+def create_server(
+    settings: ServerSettings, attach: Attach = nothing_attached
+) -> Server[ServerState]:
+    """A server for one knowledge root and index; nothing is opened until its lifespan runs,
+    and `attach` runs while the state is open (the HTTP server's answers to the command line)."""
     prefix = settings.tool_prefix
     specs = (*TOOLS, *BROWSER_TOOLS)
     tools = {prefix + t.name: t for t in specs}
@@ -197,7 +215,11 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 
     @asynccontextmanager
     async def lifespan(_: Server[ServerState]) -> AsyncIterator[ServerState]:
-        async with open_state(settings) as state, anyio.create_task_group() as tasks:
+        async with (
+            open_state(settings) as state,
+            attach(state),
+            anyio.create_task_group() as tasks,
+        ):
             tasks.start_soon(watch.run, state)
             log.info("knowhow serving %s (index %s)", settings.root, settings.index)
             try:
@@ -230,17 +252,26 @@ def create_server(settings: ServerSettings) -> Server[ServerState]:
 
 
 async def serve_stdio(settings: ServerSettings) -> None:
+    """Serve one client on stdin/stdout until stdin ends (every request read answered) or
+    Ctrl-C (`stopped_by_sigint`)."""
     server = create_server(settings)
-    async with stdio_server() as (read_stream, write_stream):
-        answered = AnsweredReadStream(read_stream, write_stream)
-        await server.run(answered, write_stream, server.create_initialization_options())
+    pending = Pending()
+    async with anyio.create_task_group() as group:
+        group.start_soon(stopped_by_sigint, group.cancel_scope)
+        async with stdio_server(stdin=StdinLines(pending)) as (read_stream, write_stream):
+            writes = AnsweredWrites(write_stream, pending)
+            answered = AnsweredReadStream(read_stream, writes)
+            await server.run(answered, writes, server.create_initialization_options())
+        group.cancel_scope.cancel()
 
 
-async def serve_http(settings: ServerSettings) -> None:
+async def serve_http(
+    settings: ServerSettings, attach: Attach = nothing_attached, routes: Sequence[Route] = ()
+) -> None:
     import uvicorn  # only HTTP mode needs it
 
-    server = create_server(settings)
-    app = build_http_app(server, settings, ui_routes(server))
+    server = create_server(settings, attach)
+    app = build_http_app(server, settings, [*routes, *ui_routes(server)])
     protocol = bounded_protocol(settings.http_max_connections, settings.http_request_seconds)
     config = uvicorn.Config(
         app,
@@ -268,8 +299,16 @@ def configure_logging(verbosity: int) -> None:
     )
 
 
-def serve(settings: ServerSettings, verbosity: int = 0) -> None:
-    """Run until the client disconnects (stdio) or the process is stopped (HTTP)."""
+def serve(
+    settings: ServerSettings,
+    verbosity: int = 0,
+    attach: Attach = nothing_attached,
+    routes: Sequence[Route] = (),
+) -> None:
+    """Run until the client disconnects (stdio) or the process is stopped (HTTP). Over HTTP,
+    `attach` runs while the state is open and `routes` are served beside `/mcp`."""
     configure_logging(verbosity)
-    runner = serve_stdio if settings.transport == "stdio" else serve_http
-    anyio.run(runner, settings)
+    if settings.transport == "stdio":
+        anyio.run(serve_stdio, settings)
+    else:
+        anyio.run(serve_http, settings, attach, routes)

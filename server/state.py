@@ -107,6 +107,8 @@ async def open_state(settings: ServerSettings) -> AsyncIterator[ServerState]:
     synonyms = settings.synonym_table()  # and so does a bad synonyms file
     browser = BrowserDriver(settings.chromium, rules, settings.tool_prefix)
     store = KnowledgeStore(settings.root)
+    # writes a killed server left half-done (temp files beside their targets) are swept once
+    await anyio.to_thread.run_sync(store.sweep_unfinished_writes)
     live = LiveIndex(
         store,
         settings.index,

@@ -122,8 +122,8 @@ def test_pip_install_on_python_3_10_says_it_needs_3_11(tmp_path: Path) -> None:
 def test_the_distribution_has_a_name_of_its_own_and_the_command_stays_knowhow() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert project["name"] == "knowhow-mcp"
-    assert project["scripts"] == {"knowhow": "server.cli:app"}
+    assert project["scripts"] == {"knowhow": "server.cli.entry:main"}
     knowhow = Path(sys.executable).with_name("knowhow")
     done = subprocess.run([str(knowhow), "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["knowhow", version("knowhow-mcp")]
-    assert "uvx --from git+" in (REPO / "README.md").read_text()  # running it without a clone
+    assert "uvx --from /abs/knowhow-clone knowhow serve" in (REPO / "README.md").read_text()

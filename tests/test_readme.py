@@ -140,11 +140,12 @@ def check_superseded(output: dict[str, Any], shown: str) -> None:
 
 
 def check_summary(text: str, _: str) -> None:
-    assert text.startswith(SWAP_SESSION)
+    """The recipe piped: a `# ` line, then tab-separated columns."""
+    assert text.startswith(f"# {SWAP_SESSION} ")
     assert "screens: unlock → home → swap" in text
-    assert "✓ mm_click on home: testId:coin-overview-swap" in text
+    assert "✓\t\tmm_click\thome\ttestId:coin-overview-swap\t" in text
     assert "recovered by" in text
-    assert "selector: " not in text and "selector:\n" not in text  # no empty selector
+    assert "\tselector:\t" not in text  # no empty selector
 
 
 def check_failed_steps(output: dict[str, Any], _: str) -> None:

@@ -152,6 +152,32 @@ def read_open(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+TEMP_FILE = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+"""The name `_durable_temp` gives a temp file: `.<name>.<12 hex digits>.tmp`."""
+STALE_TEMP_SECONDS = 600.0
+"""A temp file this old belongs to a write that never finished (its process was killed between
+writing and renaming); a write in progress holds one for milliseconds."""
+
+
+def sweep_stale_temps(folder: Path, now: float, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove from `folder` the temp files of writes that never finished: regular files named
+    as `_durable_temp` names them, untouched for `older_than` seconds. Returns how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:  # gone, or not a folder: nothing of ours
+        return 0
+    for entry in entries:
+        if not TEMP_FILE.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):  # removed meanwhile, or not ours to remove
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime >= older_than:
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
 def _durable_temp(folder: int, name: str, data: bytes) -> str:
     """`data` written and fsynced to a new hidden temp file beside `name` in `folder`."""
     while True:

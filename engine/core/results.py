@@ -156,10 +156,10 @@ class SearchPage(Result):
     limit: int
     hasMore: bool
     results: list[StepSummary] | list[SessionMemory]
+    """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
     nextOffset: int | None = None
     """The `offset` of the next page while `hasMore`: `offset` plus the results listed, fewer
     than `limit` when the page reached its size bound (`engine.search.answer_size`)."""
-    """Steps and screens, or sessions when the search asked for `types: ["session"]`."""
     coverage: SearchCoverage | None = None
     hint: str | None = None
     """What the answer lacks, in a sentence: the concepts no step holds (an identifier first);

@@ -151,7 +151,8 @@ class SuggestedAction(Result):
 
 class AvoidTarget(Result):
     rationale: str
-    target: PriorTarget
+    target: ActionTarget
+    """In the shape the action tools take, as a suggestion's `target` is."""
     errorCode: str | None = None
     frequency: int
 
@@ -720,7 +721,7 @@ def _avoid(candidates: list[_Candidate]) -> list[AvoidTarget]:
         avoid.append(
             AvoidTarget(
                 rationale="Frequently fails on this screen (UI churn?)",
-                target=PriorTarget(type=kind, value=value),
+                target=PriorTarget(type=kind, value=value).as_arguments(),
                 errorCode=error.get("code"),
                 frequency=len(members),
             )

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import sys
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ from engine.core import (
     open_regular,
     read_open,
     read_regular,
+    sweep_stale_temps,
     validate_session_id,
     write_at,
 )
@@ -373,6 +375,23 @@ class KnowledgeStore:
                 if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
                     ids.append(validate_session_id(entry.name))
         return sorted(ids)
+
+    def sweep_unfinished_writes(self) -> int:
+        """Remove the temp files that writes killed half-way left in session folders (a server
+        stopped by SIGTERM while recording); a write in progress is never touched
+        (`sweep_stale_temps`). Returns how many were removed."""
+        now = time.time()
+        removed = 0
+        for session_id in self.session_ids():
+            folder = self.root / session_id
+            removed += sweep_stale_temps(folder, now) + sweep_stale_temps(folder / STEPS_DIR, now)
+        return removed
+
+    def is_session_folder(self, session_id: str) -> bool:
+        """Whether the folder holds what a session's does: `session.json` or `steps/` (what
+        marks a knowledge root: folders like these)."""
+        folder = self.root / session_id
+        return (folder / SESSION_FILE).is_file() or (folder / STEPS_DIR).is_dir()
 
     def folder(
         self, session_id: str, *parts: str, create: bool = False

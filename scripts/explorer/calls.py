@@ -29,7 +29,7 @@ def knowhow_command() -> list[str]:
     script = Path(sys.executable).with_name("knowhow")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from server.cli import app; app()"]
+    return [sys.executable, "-c", "from server.cli.entry import main; main()"]
 
 
 @asynccontextmanager

@@ -8,7 +8,7 @@ priorKnowledge suggests when a remembered testId was renamed.
 """
 
 from dataclasses import dataclass
-from typing import Annotated, get_args, get_type_hints
+from typing import Annotated, Any, get_args, get_type_hints
 
 from playwright.async_api import Locator, Page
 from pydantic import Field, field_validator, model_validator
@@ -35,8 +35,15 @@ class HintInput(Strict):
         return value
 
 
+WAYS = ("testId", "selector", "a11yRef", "a11yHint")
+"""The ways to find an element; a target gives exactly one."""
+
+
 class TargetInput(Strict):
-    """Exactly one way to find the element."""
+    """Exactly one way to find the element. A target as a search result or a priorKnowledge
+    entry gives it (`{"testId": …, "role": "button", "name": "Send"}`) is taken as it is:
+    `role` and `name` beside another way say what the element was, and alone they are the way
+    (as `a11yHint`)."""
 
     testId: (
         Annotated[str, Field(min_length=1, max_length=200, description="The data-testid")] | None
@@ -60,12 +67,38 @@ class TargetInput(Strict):
     a11yHint: HintInput | None = Field(
         default=None, description="The element with this ARIA role and exact accessible name"
     )
+    role: (
+        Annotated[
+            str,
+            Field(
+                max_length=40,
+                description="ARIA role; with name alone, the element with this role and name",
+            ),
+        ]
+        | None
+    ) = None
+    name: (
+        Annotated[str, Field(max_length=500, description="Accessible name (with role)")] | None
+    ) = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _role_and_name(cls, data: Any) -> Any:
+        """`{role, name}` without another way is `a11yHint` (the search results' shape)."""
+        if not isinstance(data, dict) or any(data.get(way) is not None for way in WAYS):
+            return data
+        if data.get("role") is None and data.get("name") is None:
+            return data
+        rest = {key: value for key, value in data.items() if key not in ("role", "name")}
+        return rest | {"a11yHint": {"role": data.get("role"), "name": data.get("name")}}
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "TargetInput":
         given = [v for v in (self.testId, self.selector, self.a11yRef, self.a11yHint) if v]
         if len(given) != 1:
-            raise ValueError("give exactly one of testId, selector, a11yRef, a11yHint")
+            raise ValueError(
+                "give exactly one of testId, selector, a11yRef, a11yHint (or role and name)"
+            )
         return self
 
     def step_target(self) -> StepTarget:

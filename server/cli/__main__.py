@@ -1,5 +1,5 @@
 """`python -m server.cli` runs the command line, as the `knowhow` script does."""
 
-from server.cli import app
+from server.cli.entry import main
 
-app()
+main()

@@ -10,6 +10,7 @@ status 2. Commands that do not answer once (batch-search, demo, serve) use the p
 import inspect
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -22,6 +23,8 @@ from engine import (
     InvalidInput,
     KnowhowError,
     KnowledgeEngine,
+    KnowledgeStore,
+    LiveIndex,
     NotFound,
     Result,
     Settings,
@@ -40,9 +43,26 @@ SHARED = (("root", RootOpt, None), ("index_dir", IndexOpt, None), ("as_json", Js
 """The options every answering command takes, after its own: --root, --index, --json."""
 
 
+@dataclass(frozen=True)
+class Served:
+    """What a running server lends a command it answers for the `knowhow` script: its settings
+    (with the script's current session), its engine and its live index. The server checked
+    that the script's --root, --index and synonyms are its own before lending them."""
+
+    settings: Settings
+    engine: KnowledgeEngine
+    live: LiveIndex
+
+
+SERVED: ContextVar[Served | None] = ContextVar("served", default=None)
+"""Set (by `server.served_cli`) while a server runs a command; unset in the `knowhow` process."""
+
+
 def settings_for(root: Path | None, index: Path | None) -> Settings:
     """The settings (environment, defaults) with --root and --index, when given, on top; both
-    absolute from here on."""
+    absolute from here on. A server answering the command lends its own."""
+    if (served := SERVED.get()) is not None:
+        return served.settings
     given: dict[str, Any] = {"root": root, "index": index}
     return Settings(**{key: value for key, value in given.items() if value is not None})
 
@@ -56,6 +76,22 @@ def existing_root(settings: Settings) -> Path:
             "with the folder that holds the session folders"
         )
     return settings.root
+
+
+def knowledge_root(settings: Settings) -> KnowledgeStore:
+    """The knowledge root's store; a folder with folders of which none is a session folder
+    (`session.json` or `steps/` inside) is refused, nothing written: indexing /etc would list
+    its folders as sessions. An empty folder is a new root."""
+    store = KnowledgeStore(existing_root(settings))
+    folders = store.session_ids()
+    if folders and not any(store.is_session_folder(folder) for folder in folders):
+        raise InvalidInput(
+            "root",
+            f"{settings.root} is not a knowledge root: none of its {len(folders)} folders "
+            f"({folders[0]}, …) holds session.json or steps/ as a session folder does; pass "
+            "--root with the folder that holds the session folders",
+        )
+    return store
 
 
 def open_engine(settings: Settings, *, cache_searches: bool = True) -> KnowledgeEngine:
@@ -87,7 +123,16 @@ class Call:
     """The filter options given, in the tools' names (`flowTag` …); None when none was."""
 
     def engine(self) -> KnowledgeEngine:
-        return open_engine(self.settings)
+        served = SERVED.get()
+        return served.engine if served is not None else open_engine(self.settings)
+
+    def live_index(self) -> LiveIndex:
+        """The index's live view, for its status: the server's own, or a reader of it."""
+        served = SERVED.get()
+        if served is not None:
+            return served.live
+        store = KnowledgeStore(existing_root(self.settings))
+        return LiveIndex(store, self.settings.index, watch=False)
 
     def current_session(self, engine: KnowledgeEngine, session: str | None) -> str | None:
         """What scope "current" means here: --session, else KNOWHOW_SESSION, else the newest."""

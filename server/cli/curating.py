@@ -24,7 +24,9 @@ from server.cli.render import cells_table, err, out
 
 @answers()
 def supersede(
-    step_id: Annotated[str, typer.Argument(help="The step that no longer works as recorded")],
+    step_id: Annotated[
+        str, typer.Argument(metavar="STEP_ID", help="The step that no longer works as recorded")
+    ],
     by: Annotated[str | None, typer.Option("--by", help="The newer step that works")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why")] = None,
     *,

@@ -7,8 +7,6 @@ from pathlib import Path
 
 from engine import (
     IndexStatus,
-    KnowledgeStore,
-    LiveIndex,
     Settings,
     SyncReport,
     WriteFailed,
@@ -16,7 +14,7 @@ from engine import (
     ensure_index,
     rebuild,
 )
-from server.cli.answer import Answer, Call, answers, existing_root
+from server.cli.answer import Answer, Call, answers, knowledge_root
 from server.cli.render import cells_table, err, out, progress, sync_report
 from server.index_status import index_status
 
@@ -28,7 +26,7 @@ def index(*, call: Call) -> Answer:
     When a running `knowhow serve` holds the writer lease it keeps the index current itself:
     then this says so and exits 0."""
     settings = call.settings
-    store = knowledge_store(settings)
+    store = knowledge_root(settings)
     lease = WriterLease(settings.index)
     if settings.index.is_dir() and not lease.try_acquire():
         message = (
@@ -48,7 +46,7 @@ def index(*, call: Call) -> Answer:
 def reindex(*, call: Call) -> Answer:
     """Rebuild the index from the files into a new generation and swap it in atomically."""
     settings = call.settings
-    store = knowledge_store(settings)
+    store = knowledge_root(settings)
     waiting = waiting_for_another(settings.index)
     with progress("rebuilding", call.as_json) as advance:
         report = _writing(settings, lambda: rebuild(store, settings.index, advance, waiting))
@@ -74,8 +72,7 @@ def status(*, call: Call) -> Answer:
     """The health of the index, as mm_knowledge_status reports it: documents, sessions, files
     skipped and why, lag behind the files, the writer, the embedding model."""
     engine = call.engine()
-    live = LiveIndex(knowledge_store(call.settings), call.settings.index, watch=False)
-    found = index_status(live, engine)
+    found = index_status(call.live_index(), engine)
     return found, partial(_show_status, found)
 
 
@@ -99,11 +96,6 @@ def _show_status(found: IndexStatus) -> None:
     cells_table("index status", ["field", "value"], rows)
     for skip in found.skipped:
         err.print(f"skipped {skip}", markup=False)
-
-
-def knowledge_store(settings: Settings) -> KnowledgeStore:
-    """The knowledge root to index."""
-    return KnowledgeStore(existing_root(settings))
 
 
 def _writing(settings: Settings, build: Callable[[], SyncReport]) -> SyncReport:

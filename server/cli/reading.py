@@ -4,6 +4,7 @@ Each validates its request as the MCP tool of the same name does and makes the s
 call, so a command and its tool answer alike.
 """
 
+import sys
 from functools import partial
 from typing import Annotated, Any
 
@@ -22,6 +23,7 @@ from engine import (
     StepList,
     SummarizeInput,
     TimelineInput,
+    TimelineResult,
     validate,
 )
 from server.cli.answer import Answer, Call, answers
@@ -59,9 +61,13 @@ def semantic_options(
 
 @answers(STEP_FILTERS)
 def search(
-    query: Annotated[str, typer.Argument(help="What you are looking for, in any words")],
-    limit: Annotated[int, typer.Option("--limit", "-k")] = 20,
-    offset: Annotated[int, typer.Option("--offset")] = 0,
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What you are looking for, in any words")
+    ],
+    limit: Annotated[int, typer.Option("--limit", "-k", help="Results per page (1..100)")] = 20,
+    offset: Annotated[
+        int, typer.Option("--offset", help="Results to skip: the next page starts at limit")
+    ] = 0,
     scope: ScopeOpt = "all",
     mode: ModeOpt = "hybrid",
     min_similarity: MinSimOpt = None,
@@ -84,7 +90,8 @@ def search(
 
 
 def _show_page(page: SearchPage) -> None:
-    more = f", next: --offset {page.offset + page.limit}" if page.hasMore else ""
+    following = page.offset + page.limit if page.nextOffset is None else page.nextOffset
+    more = f", next: --offset {following}" if page.hasMore else ""
     title = f"search {page.query!r}"
     if page.sessions():
         sessions_table(title, page.sessions(), page.total, more, page.hint)
@@ -107,7 +114,7 @@ def _show_known(known: KnownValues) -> None:
 
 @answers(STEP_FILTERS)
 def last(
-    n: Annotated[int, typer.Option("-n")] = 20,
+    n: Annotated[int, typer.Option("-n", help="How many steps (1..200)")] = 20,
     scope: ScopeOpt = "current",
     include_superseded: ShowSupersededOpt = False,
     session: SessionOpt = None,
@@ -128,7 +135,7 @@ def _show_last(steps: StepList) -> None:
 
 @answers(SESSION_FILTERS)
 def sessions(
-    limit: Annotated[int, typer.Option("--limit", "-k")] = 10,
+    limit: Annotated[int, typer.Option("--limit", "-k", help="How many sessions (1..50)")] = 10,
     *,
     call: Call,
 ) -> Answer:
@@ -166,7 +173,9 @@ def _git(git: dict[str, Any] | None) -> str:
 
 @answers()
 def summarize(
-    session_id: Annotated[str | None, typer.Argument(help="Session id (default: --scope)")] = None,
+    session_id: Annotated[
+        str | None, typer.Argument(metavar="SESSION_ID", help="Session id (default: --scope)")
+    ] = None,
     scope: OneScopeOpt = "current",
     session: SessionOpt = None,
     offset: Annotated[int, typer.Option("--offset", help="First step of the page")] = 0,
@@ -185,6 +194,9 @@ def summarize(
 
 
 def _show_recipe(recipe: SessionRecipe) -> None:
+    if not sys.stdout.isatty():
+        _recipe_rows(recipe)
+        return
     s = recipe.session
     out.print(f"[bold]{s.sessionId}[/bold]  {s.createdAt}  goal: {escape(s.goal or '-')}")
     launch = f"  launch: {_launch(s.stateMode, s.fixturePreset)}" if s.stateMode else ""
@@ -208,6 +220,32 @@ def _show_recipe(recipe: SessionRecipe) -> None:
         out.print(f"steps from {recipe.offset} only; next: --offset {recipe.nextOffset}")
 
 
+def _recipe_rows(recipe: SessionRecipe) -> None:
+    """The recipe piped: a `# ` line with the session, then a tab-separated line per action
+    (`✓`), failure (`✗`) and action of a failed batch (`?`)."""
+    s = recipe.session
+    title = f"{s.sessionId} {s.createdAt} goal: {s.goal or '-'}; flowTags: "
+    title += f"{', '.join(s.flowTags) or '-'}; steps: {s.stepCount}; screens: "
+    title += " → ".join(recipe.screens)
+    if recipe.nextOffset is not None:
+        title += f"; steps from {recipe.offset} only, next: --offset {recipe.nextOffset}"
+    rows = [_recipe_row("✓", a) for a in recipe.actions]
+    for f in recipe.failures:
+        fix = f"{f.recoveredBy.tool} {f.recoveredBy.target}" if f.recoveredBy else ""
+        cells = [f.tool, f.screen, f.target or "", "", f.errorCode or "", fix, f.note or ""]
+        rows.append(["✗", "", *cells])
+        rows += [_recipe_row("?", a) for a in f.batch or []]
+    columns = ["ok", "batch", "tool", "screen", "target", "text", "error", "recovered by", "note"]
+    cells_table(title, columns, rows)
+    for w in recipe.warnings:
+        err.print(f"warning {w['path']}: {w['reason']}", markup=False)
+
+
+def _recipe_row(mark: str, a: RecipeAction) -> list[str]:
+    batch = "" if a.batchIndex is None else str(a.batchIndex)
+    return [mark, batch, a.tool, a.screen, a.target or "", a.text or "", "", "", ""]
+
+
 def _recipe_line(a: RecipeAction) -> str:
     """`click on home: testId:coin-overview-send`, `[batch 2] type on send: … text='0.1'`."""
     text = f" text={a.text!r}" if a.text else ""
@@ -217,7 +255,9 @@ def _recipe_line(a: RecipeAction) -> str:
 
 @answers()
 def timeline(
-    step_id: Annotated[str | None, typer.Argument(help="Anchor step id (or use --query)")] = None,
+    step_id: Annotated[
+        str | None, typer.Argument(metavar="STEP_ID", help="Anchor step id (or use --query)")
+    ] = None,
     query: Annotated[str | None, typer.Option("--query", help="Anchor on its best hit")] = None,
     before: Annotated[int, typer.Option("--before", "-B", help="Steps before (0-50)")] = 5,
     after: Annotated[int, typer.Option("--after", "-A", help="Steps after (0-50)")] = 5,
@@ -232,6 +272,9 @@ def timeline(
     line = call.engine().timeline(validate(TimelineInput, request_data))
 
     def show() -> None:
+        if not sys.stdout.isatty():
+            _timeline_rows(line)
+            return
         for step in [*line.before, line.anchor, *line.after]:
             mark = "▶" if step.stepId == line.anchor.stepId else " "
             flag = " [yellow](superseded)[/yellow]" if step.isSuperseded else ""
@@ -243,3 +286,20 @@ def timeline(
             )
 
     return line, show
+
+
+def _timeline_rows(line: TimelineResult) -> None:
+    """The timeline piped: a `# ` line, then a tab-separated line per step (`▶` marks the
+    anchor) and one per session."""
+    rows = []
+    for step in [*line.before, line.anchor, *line.after]:
+        mark = "▶" if step.stepId == line.anchor.stepId else ""
+        flags = ("" if step.ok else "✗") + (" superseded" if step.isSuperseded else "")
+        rows.append([mark, step.timestamp, step.stepId, step.snippet, flags.strip()])
+    columns = ["anchor", "time", "step", "snippet", "failed / superseded"]
+    cells_table(f"timeline around {line.anchor.stepId}", columns, rows)
+    sessions = [
+        [s.id, s.goal or "-", ", ".join(s.flowTags) or "-", str(s.stepCount)]
+        for s in line.sessions.values()
+    ]
+    cells_table("sessions", ["session", "goal", "flowTags", "steps"], sessions)

@@ -4,9 +4,11 @@ an index build's report and its progress bar."""
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -20,10 +22,38 @@ out = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else PIPED_WIDTH)
 
 
+@contextmanager
+def printing_to(stdout: TextIO, stderr: TextIO, width: int) -> Iterator[None]:
+    """Print to `stdout` and `stderr` for a while, as to a terminal `width` columns wide where
+    they say they are one (else as to a pipe), without colour: `sys.stdout`, `sys.stderr` and
+    the two consoles (other modules hold them by name, so they are re-made in place and put
+    back after). Not for two threads at once."""
+    saved = sys.stdout, sys.stderr, dict(out.__dict__), dict(err.__dict__)
+    sys.stdout, sys.stderr = stdout, stderr
+    for console, stream in ((out, stdout), (err, stderr)):
+        tty = stream.isatty()
+        Console.__init__(
+            console,
+            file=stream,
+            width=width if tty else PIPED_WIDTH,
+            force_terminal=tty,
+            color_system=None,
+        )
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        out.__dict__.clear()
+        out.__dict__.update(saved[2])
+        err.__dict__.clear()
+        err.__dict__.update(saved[3])
+
+
 def steps_table(
     title: str, steps: list[StepSummary], total: int, extra: str = "", hint: str | None = None
 ) -> None:
-    """A table of result rows. Ids never wrap (a narrow terminal folds the snippet instead);
+    """A table of result rows. Ids never wrap (a narrow terminal folds the snippet, or puts it
+    under its row: `cells_table`);
     the score and confidence columns appear only when the rows have them (search, not last);
     the screen is `acted on → ended on` when the two differ, as the match evidence names the
     first; a failed step's tool is marked ✗, a superseded one's `(superseded)`, one whose
@@ -85,6 +115,9 @@ def cells_table(title: str, columns: list[str], rows: list[list[str]], whole: in
         lines = [f"# {title}", *("\t".join(map(_plain, row)) for row in [names, *rows])]
         sys.stdout.write("\n".join(lines) + "\n")
         return
+    if _too_narrow(columns, rows):
+        _blocks(title, rows)
+        return
     table = Table(title=escape(title))
     for number, column in enumerate(columns):
         table.add_column(column, overflow="fold", no_wrap=number < whole)
@@ -96,8 +129,37 @@ def cells_table(title: str, columns: list[str], rows: list[list[str]], whole: in
     out.print(table)
 
 
+MIN_LAST_COLUMN = 24
+"""A table leaving its last column (the match evidence) less than this is printed as blocks."""
+
+
+def _too_narrow(columns: list[str], rows: list[list[str]]) -> bool:
+    """Whether the terminal is too narrow for the other columns and a readable last one."""
+    widths = [
+        max(len(line) for cell in [column, *(row[n] for row in rows)] for line in cell.split("\n"))
+        for n, column in enumerate(columns[:-1])
+    ]
+    return sum(widths) + 3 * len(columns) + 1 + MIN_LAST_COLUMN > out.width
+
+
+def _blocks(title: str, rows: list[list[str]]) -> None:
+    """Each row as a line of its cells and, under it, its last cell indented and wrapped: on
+    an 80-column terminal the evidence stays on screen."""
+    out.print(escape(title), style="bold")
+    for row in rows:
+        line = Text("  ".join(cell.replace("\n", ", ") for cell in row[:-1]), no_wrap=True)
+        line.highlight_words(["✗"], "red")
+        out.print(line, overflow="fold")
+        out.print(Padding(Text(row[-1]), (0, 0, 0, 4)))
+
+
 def _plain(cell: str) -> str:
     return " ".join(cell.replace("\t", " ").splitlines())
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 session`, `5 sessions`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def sync_report(report: SyncReport) -> None:
@@ -105,8 +167,12 @@ def sync_report(report: SyncReport) -> None:
     read only in part (a warning) on stderr."""
     if report.rebuilt_because:
         err.print(f"[yellow]rebuilt the index[/yellow]: {escape(report.rebuilt_because)}")
+    steps, sessions = (
+        counted(report.steps_indexed, "step"),
+        counted(report.sessions_indexed, "session"),
+    )
     out.print(
-        f"indexed {report.steps_indexed} steps in {report.sessions_indexed} sessions "
+        f"indexed {steps} in {sessions} "
         f"({report.sessions_unchanged} unchanged, {report.sessions_deleted} removed) "
         f"in {report.seconds:.2f}s"
     )

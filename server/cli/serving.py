@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from engine import InvalidInput, KnowhowError, NotFound
-from server.cli.answer import Answer, Call, answers, existing_root
+from server.cli.answer import Answer, Call, answers, existing_root, knowledge_root
 from server.cli.options import IndexOpt, RootOpt
 from server.cli.render import err
 from server.client_configs import client_configs
@@ -72,6 +72,7 @@ def serve(
     """Serve the knowledge tools over MCP: stdio by default, streamable HTTP with --transport."""
     from server.app import serve as run_server
     from server.browser import InvalidScreenRules, load_screen_rules
+    from server.cli.served import ServedCli
     from server.settings import ServerSettings
     from server.transport.http import UnsafeBinding
 
@@ -93,8 +94,13 @@ def serve(
                 "that holds the session folders (absolute: a client starts the server in a "
                 "folder of its own), or --create-root to start an empty one there"
             )
+        knowledge_root(settings)  # not a folder of other folders, as /etc
         settle_for_searching()
-        run_server(settings, verbose)
+        if settings.transport == "http":  # the `knowhow` script's commands answered here too
+            served = ServedCli(settings)
+            run_server(settings, verbose, served.attach, served.routes())
+        else:
+            run_server(settings, verbose)
     except KnowhowError as exc:
         err.print("[red]cannot serve[/red]:", escape(f"{exc.code}: {exc.message}"))
         raise typer.Exit(2) from None

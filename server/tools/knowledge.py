@@ -259,8 +259,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "knowledge_start_session",
         "Start a recorded session",
-        "Start recording a session (goal, flowTags, tags) and make it this server's current "
-        "session. Call it once at the start of a run when your harness drives the browser itself.",
+        "Start recording a session (goal, flowTags, tags) and make it your current session (over "
+        "HTTP each client has its own). Call it once at the start of a run when your harness "
+        "drives the browser itself.",
         schemas.START_SESSION,
         start_session,
         SessionStarted,

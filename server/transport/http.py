@@ -12,7 +12,7 @@ it knew loopback origins only with a port, and none of the configured ones.
 
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp.server import Server
@@ -98,10 +98,10 @@ class HttpGuard:
 
 
 def build_http_app(
-    server: Server[Any], settings: ServerSettings, routes: Iterable[Route] = ()
+    server: Server[Any], settings: ServerSettings, routes: Sequence[Route] = ()
 ) -> ASGIApp:
-    """The MCP endpoint at `/mcp` (and `routes` beside it), behind the guard; refuses an exposed
-    address without token."""
+    """The MCP endpoint at `/mcp` (and `routes` beside it), behind the guard; refuses an
+    exposed address without token."""
     token = settings.token.get_secret_value() if settings.token else None
     loopback = settings.is_loopback()
     if not loopback and not token:

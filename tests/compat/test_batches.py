@@ -220,8 +220,8 @@ def test_a_failed_batch_of_one_action_failed_in_that_action(kb: Knowledge) -> No
         write_new(kb.root, session)
     prior = kb.engine().prior_knowledge(send_screen_now("mm-send-z"))
     [avoid] = prior.avoid
-    assert (avoid.target.value, avoid.errorCode, avoid.frequency) == (
-        "send-amount-field",
+    assert (avoid.target, avoid.errorCode, avoid.frequency) == (
+        {"testId": "send-amount-field"},
         "MM_TARGET_NOT_FOUND",
         2,
     )

@@ -62,13 +62,13 @@ def test_a_summary_lists_a_batch_s_actions(kb: Knowledge) -> None:
     kb.index()
     shown = run(kb, "summarize", "mm-send-b")
     assert shown.exit_code == 0, shown.output
-    assert "[batch 2] type on send: testId:send-amount-input text='0.1'" in shown.stdout
+    assert "\t2\ttype\tsend\ttestId:send-amount-input\t0.1\t" in shown.stdout  # piped: columns
     failed = Session("mm-send-f", FIXED_NOW - timedelta(hours=2))
     failed.step(Act("describe_screen"), HOME)
     failed.batch(SEND_ACTS, SEND, ok=False, error=("MM_BATCH_FAILED", "x"), stop_on_error=True)
     write_new(kb.root, failed)
     shown = run(kb, "summarize", "mm-send-f")
-    assert "run_steps on home: - (MM_BATCH_FAILED)" in shown.stdout
+    assert "✗\t\trun_steps\thome\t\t\tMM_BATCH_FAILED\t" in shown.stdout
     assert "worked up to an unknown step" in shown.stdout
 
 

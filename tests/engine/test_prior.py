@@ -98,8 +98,8 @@ def test_targets_that_failed_twice_on_this_screen_are_to_be_avoided(kb: Knowledg
         kb.not_found("mm-agent-b", "ens-input", "mm_type", screen="send")
     kb.step("mm-agent-b", "mm_click", test_id="once-only", ok=False, screen="send")
     prior = kb.engine().prior_knowledge(send_screen("mm-agent-b"))
-    assert [(a.target.value, a.frequency, a.errorCode) for a in prior.avoid] == [
-        ("ens-input", 2, "MM_TARGET_NOT_FOUND")
+    assert [(a.target, a.frequency, a.errorCode) for a in prior.avoid] == [
+        ({"testId": "ens-input"}, 2, "MM_TARGET_NOT_FOUND")
     ]
 
 

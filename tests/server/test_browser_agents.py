@@ -211,7 +211,7 @@ async def test_renamed_testids_are_followed_by_role_and_name_and_then_avoided(
             return [a["target"] for a in described["priorKnowledge"]["avoid"]]
 
         targets = await eventually(avoided)
-        assert {"type": "testId", "value": "recipient-address-input"} in targets
+        assert {"testId": "recipient-address-input"} in targets
 
         for target in hints:
             await ok(

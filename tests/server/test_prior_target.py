@@ -5,12 +5,21 @@ passes it on as it is. `preferredTarget` / `fallbackTargets` (`{"type", "value"}
 release for the agents that read them.
 """
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+from mcp import Client
+from pydantic import ValidationError
+
+from engine import KnowledgeEngine, SearchInput, validate
 from engine.records import A11yHint
+from server.app import create_server
 from server.browser.inputs import ClickInput, TypeInput
+from server.settings import ServerSettings
 from tests.conftest import Knowledge
 from tests.engine.test_prior import SEND_A11Y, SEND_IDS, record_send_flow, send_screen
+from tests.server.mcp_helpers import call
 
 
 def suggestions(kb: Knowledge, session_id: str, **screen: Any) -> list[dict[str, Any]]:
@@ -60,3 +69,47 @@ def test_a_renamed_testid_suggests_the_role_and_name_as_mm_click_takes_them(
     assert {"testId": "recipient-address-input"} in recipient["fallbacks"]
     for suggestion in found:
         check_action_shape(suggestion)
+
+
+def test_a_search_results_target_with_role_and_name_is_taken_as_it_is(
+    sample: KnowledgeEngine,
+) -> None:
+    page = sample.search(validate(SearchInput, {"query": "send button", "limit": 20}))
+    targets = [step.target for step in page.steps() if step.target]
+    assert any("role" in target and "name" in target for target in targets)
+    for target in targets:
+        ClickInput.model_validate(target)
+        TypeInput.model_validate({**target, "text": "0.1"})
+
+
+def test_role_and_name_alone_are_the_element_with_that_role_and_name() -> None:
+    alone = ClickInput.model_validate({"role": "button", "name": "Send"})
+    assert alone.step_target().a11yHint == A11yHint(role="button", name="Send")
+    beside = ClickInput.model_validate({"testId": "eth-overview-send", "role": "button"})
+    assert beside.testId == "eth-overview-send" and beside.a11yHint is None
+    for half in ({"role": "button"}, {"name": "Send"}, {"role": "no-such-role", "name": "x"}):
+        with pytest.raises(ValidationError):
+            ClickInput.model_validate(half)
+
+
+def test_an_avoid_entry_has_the_action_tools_shape(kb: Knowledge) -> None:
+    record_send_flow(kb, "mm-agent-a")
+    kb.session("mm-agent-b", hours_ago=0.5)
+    for _ in range(2):
+        kb.not_found("mm-agent-b", "ens-input", "mm_type", screen="send")
+    avoid = kb.engine().prior_knowledge(send_screen("mm-agent-b")).to_json_dict()["avoid"]
+    assert [entry["target"] for entry in avoid] == [{"testId": "ens-input"}]
+    TypeInput.model_validate({**avoid[0]["target"], "text": "x"})
+
+
+@pytest.mark.anyio
+async def test_mm_click_takes_a_search_results_target(tmp_path: Path) -> None:
+    """Over MCP, before any browser: the target is read, not refused as extra input."""
+    settings = ServerSettings(root=tmp_path / "root", index=tmp_path / "index")
+    (tmp_path / "root").mkdir()
+    target = {"testId": "eth-overview-send", "role": "button", "name": "Send"}
+    async with Client(create_server(settings)) as client:
+        for tool, extra in (("mm_click", {}), ("mm_type", {"text": "0.1"})):
+            answer = await call(client, tool, target | extra)
+            assert answer["ok"] is False
+            assert answer["error"]["code"] != "MM_INVALID_INPUT", answer
