@@ -9,6 +9,7 @@ from engine.meaning.duplicates import Related, find_duplicates
 from engine.meaning.fusion import (
     RERANK_WINDOW,
     SENTENCE_MEANING,
+    SENTENCE_MEANING_AT_MOST,
     Hit,
     descending,
     fuse,
@@ -43,6 +44,7 @@ __all__ = [
     "RERANK_WINDOW",
     "SCREEN_WEIGHT",
     "SENTENCE_MEANING",
+    "SENTENCE_MEANING_AT_MOST",
     "EmbeddingTimeout",
     "Hit",
     "KeyRows",

@@ -125,15 +125,25 @@ than its meaning does. Measured on every query set (`scripts/bench_quality.py`, 
 against no floor): 0.4 lifted the agent dev (+0.018) and blind (+0.015) sets, held the
 outside-voice sets (+0.004, 0.000) and lowered none; 0.5 and 0.6 lowered a paraphrase set, 0.7
 and more the kit's outside-voice sentences."""
+SENTENCE_MEANING_AT_MOST = 0.6
+"""The most a sentence's floor rises to when its nearest step by meaning is that similar: how
+much the meaning leg matched of the sentence says how far to trust it (a nearest step at 0.6
+is more often relevant than not: `engine.query.coverage.MEANING_CALIBRATION`), while a
+sentence nothing is near keeps the words' say. Measured on every query set in one run
+(`docs/benchmarks.md`): no set lower, both outside-voice sets higher; a ceiling of 0.65 or
+more lowered the kit's outside-voice sentences."""
 
 
-def semantic_weight(explained: float, sentence: bool = False) -> float:
+def semantic_weight(explained: float, sentence: bool = False, nearest: float = 0.0) -> float:
     """How much the semantic leg counts: what the keyword leg leaves unexplained, squared
-    coverage (ranked better than 1 - explained: `scripts/bench_quality.py`), and at least
-    `SENTENCE_MEANING` for a `sentence`."""
+    coverage (ranked better than 1 - explained: `scripts/bench_quality.py`), and for a
+    `sentence` at least its nearest step's similarity (`nearest`), between `SENTENCE_MEANING`
+    and `SENTENCE_MEANING_AT_MOST`."""
     covered = min(1.0, max(0.0, explained))
     weight = 1.0 - covered * covered
-    return max(weight, SENTENCE_MEANING) if sentence else weight
+    if not sentence:
+        return weight
+    return max(weight, min(max(nearest, SENTENCE_MEANING), SENTENCE_MEANING_AT_MOST))
 
 
 def fuse(hits: list[Hit], weight: float) -> list[Hit]:

@@ -189,7 +189,8 @@ def with_meaning(
     # in its window: one hit of 100 covering two words of three explains nothing when the top
     # ones do not; `scripts/bench_quality.py`).
     explained = window[0].coverage if window else 0.0
-    weight = semantic_weight(explained, is_sentence(request.query))
+    nearest = max((hit.similarity or 0.0 for hit in candidates.values()), default=0.0)
+    weight = semantic_weight(explained, is_sentence(request.query), nearest)
     fused = fuse(list(candidates.values()), weight)
     past = [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
     best_kw = max((hit.keyword or 0.0 for hit in window), default=0.0) or 1.0

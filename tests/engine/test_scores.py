@@ -7,7 +7,7 @@ higher number.
 import pytest
 
 from analyzers import is_sentence
-from engine.meaning import SENTENCE_MEANING, semantic_weight
+from engine.meaning import SENTENCE_MEANING, SENTENCE_MEANING_AT_MOST, semantic_weight
 from tests.conftest import Knowledge
 
 S1, S2, S3 = "mm-score-send", "mm-score-swap", "mm-score-home"
@@ -65,6 +65,18 @@ def test_a_sentence_always_leans_on_meaning_too() -> None:
     assert semantic_weight(1.0, sentence=True) == SENTENCE_MEANING > 0
     assert semantic_weight(1.0) == 0.0
     assert semantic_weight(0.0, sentence=True) == 1.0
+
+
+def test_a_sentence_leans_on_meaning_as_far_as_its_nearest_step_is_near() -> None:
+    """A sentence whose words the best keyword hit all holds still leans on meaning as much as
+    its nearest step by meaning is similar, within bounds: a close match by meaning (0.55)
+    counts more than the floor, a far one (0.2) no less than the floor, and no match lets
+    meaning outweigh words the keyword leg fully explains past the ceiling."""
+    assert semantic_weight(1.0, sentence=True, nearest=0.55) == 0.55
+    assert semantic_weight(1.0, sentence=True, nearest=0.2) == SENTENCE_MEANING
+    assert semantic_weight(1.0, sentence=True, nearest=0.9) == SENTENCE_MEANING_AT_MOST < 1.0
+    assert semantic_weight(1.0, sentence=False, nearest=0.9) == 0.0
+    assert semantic_weight(0.5, sentence=True, nearest=0.55) == 0.75
 
 
 def test_a_question_asking_what_a_screen_shows_ranks_observed_screens_first(
