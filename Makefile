@@ -104,7 +104,8 @@ unit: install test-dapp axe
 unit-fast: install
 	$(BIN)/pytest -q -m "not slow and not browser"
 
-test: lint typecheck unit conformance
+# the conformance suite before pytest, so that pytest's tally closes the run
+test: lint typecheck conformance unit
 
 ## bench: quality (nDCG vs baselines), speed (10k/100k/1M) and reuse benchmarks -> docs/benchmarks.md
 bench: bench-quality bench-speed bench-reuse
