@@ -83,12 +83,14 @@ def _how_to_run() -> str:
 
 def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
     from server.app import serve as run_server
+    from server.cli.served import ServedCli
     from server.demo import demo_app
     from server.settings import ServerSettings
 
     server_settings = ServerSettings(
         root=settings.root, index=settings.index, transport="http", port=port
     )
+    served = ServedCli(server_settings)  # the `knowhow` commands of this root answered here too
     knowhow = _how_to_run()
     claude = client_configs(settings.root, settings.index)["clients"]["claude-code"]["command"]
     with demo_app(app_port) as app_url:
@@ -98,9 +100,11 @@ def _serve_demo(settings: Settings, port: int, app_port: int) -> None:
             f"  over stdio, for Claude Code (the client starts the server itself):\n"
             f"    {escape(claude)}\n"
             f"  for Claude Desktop, Cursor and VS Code: {knowhow} mcp-config\n"
+            f"[bold]Web page[/bold]: http://127.0.0.1:{port}/ui/ ({knowhow} search … is "
+            "answered by this server while it runs)\n"
             f"[bold]Demo wallet[/bold]: {app_url} (password in server/demo/demo_app/README.md);\n"
             f'  try mm_launch {{"url": "{app_url}", "flowTags": ["send"]}}, then '
             "mm_describe_screen.\nCtrl-C stops both.",
             soft_wrap=True,
         )
-        run_server(server_settings)
+        run_server(server_settings, 0, served.attach, served.routes())

@@ -10,11 +10,13 @@ wherever the client happens to run it; `--create-root` is the explicit wish.
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.cli.endpoint import ENDPOINT_FILE
 from tests.server.first_hour import (
     KNOWHOW,
     SAMPLE_RELATIVE_INDEX,
@@ -112,7 +114,8 @@ async def test_serve_creates_the_root_when_asked(tmp_path: Path) -> None:
 
 def test_make_run_ends_with_a_config_to_paste(clone: Path) -> None:
     """`knowhow demo --serve` (what `make run` runs) prints the Claude Code config and command
-    with absolute paths before it serves."""
+    with absolute paths before it serves, and the web page's address; while it serves, the
+    `knowhow` commands of its root find it (its endpoint file in the index folder)."""
     port, app_port = free_port(), free_port()
     args = ["demo", "--serve", "--port", str(port), "--app-port", str(app_port)]
     with subprocess.Popen(
@@ -130,8 +133,15 @@ def test_make_run_ends_with_a_config_to_paste(clone: Path) -> None:
             lines.append(line)
             if "Ctrl-C" in line:
                 break
+        endpoint = clone / "index-data" / ENDPOINT_FILE
+        deadline = time.monotonic() + 120
+        while not endpoint.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        announced = endpoint.exists()
         proc.terminate()
+    assert announced, "demo --serve wrote no endpoint file for the command line"
     printed = "".join(lines)
+    assert f"http://127.0.0.1:{port}/ui/" in printed
     assert "claude mcp add knowhow -- /" in printed
     assert str((clone / SAMPLE_RELATIVE_ROOT).resolve()) in printed
     assert "mcp-config" in printed  # where the other clients' configs are
