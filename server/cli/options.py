@@ -16,6 +16,11 @@ RootOpt = Annotated[
 IndexOpt = Annotated[
     Path | None, typer.Option("--index", help="Index dir (default ./index-data; env KNOWHOW_INDEX)")
 ]
+HostOpt = Annotated[str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")]
+PortOpt = Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")]
+TokenOpt = Annotated[
+    str | None, typer.Option("--token", help="Bearer token for HTTP (env KNOWHOW_TOKEN)")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output")]
 ScopeOpt = Annotated[str, typer.Option("--scope", help="'all', 'current' or a session id")]
 OneScopeOpt = Annotated[str, typer.Option("--scope", help="'current' or a session id")]

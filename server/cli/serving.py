@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from engine import InvalidInput, KnowhowError, NotFound
 from server.cli.answer import Answer, Call, answers, existing_root, knowledge_root
-from server.cli.options import IndexOpt, RootOpt
+from server.cli.options import HostOpt, IndexOpt, PortOpt, RootOpt, TokenOpt
 from server.cli.render import err
 from server.client_configs import client_configs
 from server.gc_policy import settle_for_searching
@@ -29,13 +29,9 @@ def serve(
     transport: Annotated[
         str | None, typer.Option("--transport", help="'stdio' (default) or 'http'")
     ] = None,
-    host: Annotated[
-        str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")
-    ] = None,
-    port: Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")] = None,
-    token: Annotated[
-        str | None, typer.Option("--token", help="Bearer token for HTTP (env KNOWHOW_TOKEN)")
-    ] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    token: TokenOpt = None,
     tool_prefix: Annotated[
         str | None, typer.Option("--tool-prefix", help="Prefix of tool names (default mm_)")
     ] = None,

@@ -15,20 +15,16 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from server.cli.options import IndexOpt, RootOpt
+from server.cli.options import HostOpt, IndexOpt, PortOpt, RootOpt, TokenOpt
 
 START_SECONDS = 60.0
 """How long the page waits for its server to listen before saying so."""
 
 
 def ui(
-    host: Annotated[
-        str | None, typer.Option("--host", help="HTTP address (default 127.0.0.1)")
-    ] = None,
-    port: Annotated[int | None, typer.Option("--port", help="HTTP port (default 8765)")] = None,
-    token: Annotated[
-        str | None, typer.Option("--token", help="Bearer token for HTTP (env KNOWHOW_TOKEN)")
-    ] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    token: TokenOpt = None,
     root: RootOpt = None,
     index_dir: IndexOpt = None,
     open_browser: Annotated[
