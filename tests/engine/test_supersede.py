@@ -537,7 +537,11 @@ def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
                 if name and retry.name and not same_element(role, name, retry.role, retry.name):
                     continue
                 found = (retry, "not-found")
+            if found is not None and not plain_outweighs(test_id, since, found[0], actions, seen):
+                found = None
             rename = plain_renames(screen, actions, seen).get(test_id)
+            if rename and not plain_outweighs(test_id, since, rename.new, actions, seen):
+                rename = None
             successors = [
                 a for a in actions if rename and a.ok and a.test_id == rename.new and a.ts > since
             ]
@@ -546,6 +550,38 @@ def rules(sessions: list[SessionFacts]) -> dict[str, tuple[str, str]]:
             if found is not None:
                 out |= {a.step_id: (found[0].step_id, found[1]) for a in worked}
     return out
+
+
+def plain_outweighs(
+    test_id: str,
+    since: int,
+    successor: Action | str,
+    actions: list[Action],
+    seen: list[tuple[str, str, Seen]],
+) -> bool:
+    """`outweighs` read plainly: the sessions that show `successor` replaced `test_id` after
+    `since` (its own, those that saw or used the new id after, those where `test_id` was not
+    found after) are two or more, or outnumber by less than two the others where it worked."""
+
+    def session(step_id: str) -> str:
+        return step_id.split("/")[0]
+
+    new_id = successor if isinstance(successor, str) else successor.test_id
+    evidence = set() if isinstance(successor, str) else {session(successor.step_id)}
+    if new_id:
+        evidence |= {sid for sid, t, s in seen if t == new_id and s.last > since}
+        evidence |= {
+            session(a.step_id) for a in actions if a.test_id == new_id and a.ok and a.ts > since
+        }
+    evidence |= {
+        session(a.step_id)
+        for a in actions
+        if a.test_id == test_id and not a.ok and a.error_code in MISSING and a.ts > since
+    }
+    if len(evidence) >= 2:
+        return True
+    worked_in = {session(a.step_id) for a in actions if a.test_id == test_id and a.ok}
+    return len(worked_in - evidence) < 2
 
 
 def plain_renames(
