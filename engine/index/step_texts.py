@@ -46,7 +46,7 @@ _VERBS = {
     "type": "type into",
     "wait_for": "wait for",
     "navigate": "navigate to",
-    "launch": "launch the wallet",
+    "launch": "launch the browser with the wallet extension",
     "cleanup": "close the browser",
     "wait_for_notification": "wait for a notification",
     "switch_to_tab": "switch to the tab",
@@ -116,12 +116,18 @@ def _screen(name: str | None) -> str | None:
     return f"the {words(name)} screen" if name and name != "unknown" else None
 
 
-def _web_page(url: str | None) -> str | None:
-    """`the web page localhost` for a page outside the wallet (a dapp): steps there carry no
-    screen name, and `click` alone is what every step of every page would say."""
+def _web_page(url: str | None, a11y: list[list[str]] | None = None) -> str | None:
+    """`the web page "E2E Test Dapp" at localhost` for a page outside the wallet (a dapp):
+    steps there carry no screen name, and `click` alone is what every step of every page would
+    say. A page is called by its first heading when it shows one (`a11y`: what the step
+    observed), as people call a site by its title, not its host."""
     if not url or not url.startswith(("http://", "https://")):
         return None
-    return f"the web page {urlsplit(url).hostname or ''}".rstrip()
+    host = urlsplit(url).hostname or ""
+    title = next((name for role, name in a11y or [] if role == "heading" and name), None)
+    if title:
+        return f'the web page "{title}" at {host}'.rstrip()
+    return f"the web page {host}".rstrip()
 
 
 def step_text(payload: StepPayload, landed_url: str | None = None) -> str:
@@ -183,13 +189,14 @@ def _action_text(payload: StepPayload, landed_url: str | None = None) -> str:
     if action == "navigate" and not target:
         # A failed navigation stayed where it was: where it "landed" is not where it went.
         ok = payload.get("ok", True)
-        went = (_screen(landed) or _web_page(landed_url)) if ok else None
+        went = (_screen(landed) or _web_page(landed_url, payload.get("a11y"))) if ok else None
         parts = ["go to", went or UNKNOWN_PAGE]
         if _screen(acted_on) and (acted_on != landed or not ok):
             parts.append(f"from {_screen(acted_on)}")
         text = " ".join(parts)
     elif action in _LOOKS and not target:
-        text = f"{_LOOKS[action]} {_screen(landed) or _web_page(landed_url) or 'the page'}"
+        page = _screen(landed) or _web_page(landed_url, payload.get("a11y"))
+        text = f"{_LOOKS[action]} {page or 'the page'}"
     else:
         parts = [_VERBS.get(action) or _LOOKS.get(action) or words(action)]
         if target.get("role"):
@@ -200,7 +207,7 @@ def _action_text(payload: StepPayload, landed_url: str | None = None) -> str:
             parts.append(f"({words(target['testId'])})")
         elif target.get("selector"):
             parts.append(f"({selector_words(target['selector'])})")
-        place = _screen(acted_on) or _web_page(payload.get("url"))
+        place = _screen(acted_on) or _web_page(payload.get("url"), payload.get("a11y"))
         if place:
             parts.append(f"on {place}")
         if _screen(landed) and landed != acted_on:

@@ -81,6 +81,31 @@ def test_a_navigation_says_where_it_went_and_from_where() -> None:
     )
 
 
+def test_a_web_page_is_called_by_its_first_heading() -> None:
+    """People call a site by its title ("the E2E Test Dapp"), not its host: a page showing a
+    heading is named by the first one, on every kind of step there."""
+    seen = [["button", "Connect"], ["heading", "E2E Test Dapp"], ["heading", "Send Eth"]]
+    to_dapp = payload("mm_navigate", onScreen="home", screen="unknown", a11y=seen)
+    assert (
+        step_text(to_dapp, "http://localhost:8080/")
+        == 'go to the web page "E2E Test Dapp" at localhost from the home screen'
+    )
+    click = payload("mm_click", {"testId": "sendButton"}, url="http://localhost:8080/", a11y=seen)
+    assert step_text(click) == 'click (send button) on the web page "E2E Test Dapp" at localhost'
+    looked = payload("mm_describe_screen", url="http://localhost:8080/", a11y=seen)
+    assert (
+        step_text(looked, "http://localhost:8080/")
+        == 'look at the web page "E2E Test Dapp" at localhost'
+    )
+
+
+def test_a_launch_says_it_starts_a_browser_with_the_wallet() -> None:
+    """`mm_launch` starts a browser with the wallet extension loaded: what agents call it
+    ("start the browser with the extension"), which `launch the wallet` alone did not say."""
+    step = payload("mm_launch", onScreen="unlock", screen="unlock")
+    assert step_text(step) == ("launch the browser with the wallet extension on the unlock screen")
+
+
 def test_a_navigation_to_a_page_without_a_name_or_web_address_says_so() -> None:
     """It used to read `go to from the home screen`: a sentence about nothing, close to any
     query that mentions the home screen."""
