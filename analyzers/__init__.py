@@ -13,11 +13,17 @@ from analyzers.errors import (
     names_a_failure,
     plain_failures,
 )
-from analyzers.forms import asks_what_is_shown, is_sentence
+from analyzers.forms import asks_what_is_shown, is_sentence, places_named
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
-from analyzers.stopwords import MIN_TOKEN_LENGTH, STOPWORDS, names_no_memory, names_nothing
+from analyzers.stopwords import (
+    MIN_TOKEN_LENGTH,
+    STOPWORDS,
+    carries_a_sentence,
+    names_no_memory,
+    names_nothing,
+)
 from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
 from analyzers.text import tokenize
 from analyzers.typos import edit_distance, max_typo_edits
@@ -34,6 +40,7 @@ __all__ = [
     "analyze",
     "analyze_query",
     "asks_what_is_shown",
+    "carries_a_sentence",
     "default_glossary",
     "edit_distance",
     "error_words",
@@ -47,6 +54,7 @@ __all__ = [
     "names_no_memory",
     "names_nothing",
     "names_something",
+    "places_named",
     "plain_failures",
     "split_identifier",
     "stem",

@@ -76,6 +76,31 @@ def names_nothing(word: str) -> bool:
     return lowered in STOPWORDS or lowered in ASKING_WORDS
 
 
+CARRYING_VERBS: frozenset[str] = frozenset(
+    {
+        *("get", "gets", "got", "getting", "gotten", "make", "makes", "made", "making", "let"),
+        *("lets", "letting", "keep", "keeps", "kept", "keeping", "take", "takes", "took"),
+        *("taken", "taking", "give", "gives", "gave", "given", "giving", "put", "puts"),
+        *("putting", "go", "goes", "went", "gone", "going", "come", "comes", "came", "coming"),
+        *("want", "wants", "wanted", "wanting", "need", "needs", "needed", "needing", "try"),
+        *("tries", "tried", "trying", "seem", "seems", "seemed", "happen", "happens"),
+        *("happened", "say", "says", "said", "tell", "tells", "told", "ask", "asks", "asked"),
+        *("asking", "know", "knows", "knew", "think", "like", "mean", "means", "meant"),
+        *("supposed", "doing", "done", "having", "becomes", "became"),
+    }
+)
+"""The verbs that carry an English sentence rather than say what it is about: light verbs
+(`get`, `make`, `keep`, `take`), saying, wanting and knowing (`want`, `ask`, `know`), and
+`done` (`when I'm done`). In a sentence they are grammar; as words of a step they are parts of
+identifiers (`get-started`, `get_state`, `pin-extension-done`) that a sentence does not mean,
+so the keyword leg weighs them little there (`engine.query.plan.SENTENCE_VERB_WEIGHT`)."""
+
+
+def carries_a_sentence(word: str) -> bool:
+    """Whether a query word is one of the verbs that carry a sentence (`CARRYING_VERBS`)."""
+    return word.lower() in CARRYING_VERBS
+
+
 GENERIC_WORDS: frozenset[str] = frozenset(
     {
         # prepositions and the particles of phrasal verbs (`end up`, `back out`, `pull up`)
@@ -97,16 +122,9 @@ GENERIC_WORDS: frozenset[str] = frozenset(
         *("somewhere", "such", "whatever", "whichever", "whoever", "one", "ones", "two", "bit"),
         *("kind", "sort", "way", "ways", "thing", "things", "stuff", "part", "different"),
         *("whole", "able", "sure", "certain", "itself", "themselves", "yourself", "ourselves"),
-        # verbs that carry a sentence, not what it is about (light verbs, saying, wanting)
-        *("get", "gets", "got", "getting", "gotten", "make", "makes", "made", "making", "let"),
-        *("lets", "letting", "keep", "keeps", "kept", "keeping", "take", "takes", "took"),
-        *("taken", "taking", "give", "gives", "gave", "given", "giving", "put", "puts"),
-        *("putting", "go", "goes", "went", "gone", "going", "come", "comes", "came", "coming"),
-        *("want", "wants", "wanted", "wanting", "need", "needs", "needed", "needing", "try"),
-        *("tries", "tried", "trying", "seem", "seems", "seemed", "happen", "happens"),
-        *("happened", "say", "says", "said", "tell", "tells", "told", "ask", "asks", "asked"),
-        *("asking", "know", "knows", "knew", "think", "like", "mean", "means", "meant"),
-        *("supposed", "doing", "done", "having", "becomes", "became", "look", "looks"),
+        # verbs that carry a sentence, not what it is about
+        *CARRYING_VERBS,
+        *("look", "looks"),
         # adverbs of time, degree and manner
         *("actually", "already", "always", "anyway", "basically", "currently", "even"),
         *("maybe", "never", "now", "often", "only", "perhaps", "quite", "right", "simply"),

@@ -2,8 +2,10 @@
 what a screen shows asks for what screens were observed to hold."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from analyzers import asks_what_is_shown, default_glossary, is_sentence
+from analyzers import asks_what_is_shown, default_glossary, is_sentence, places_named
 
 
 @pytest.mark.parametrize(
@@ -44,3 +46,28 @@ def test_a_phrasal_verb_split_by_an_indefinite_pronoun_reads_as_its_expression()
     glossary = default_glossary()
     assert glossary.meanings("shut everything down") == glossary.meanings("shut down")
     assert glossary.meanings("shut down")
+
+
+@pytest.mark.parametrize(
+    ("query", "places"),
+    [
+        ("swap page", {"swap"}),
+        ("errors on the unlock screen", {"unlock"}),
+        ("what does the home view show", {"home"}),
+        # where the query goes is not where something is done
+        ("get to the preferences page", set()),
+        ("go into the wallet's settings page", set()),
+        ("how do I send ETH", set()),
+        ("page", set()),
+    ],
+)
+def test_a_place_is_the_word_before_page_screen_or_view(query: str, places: set[str]) -> None:
+    assert places_named(query) == places
+
+
+@given(st.lists(st.sampled_from(["the", "swap", "page", "to", "screen", "send", "on", "view"])))
+def test_every_place_named_is_a_word_of_the_query_before_a_place_noun(said: list[str]) -> None:
+    query = " ".join(said)
+    for place in places_named(query):
+        at = [i for i, word in enumerate(said[:-1]) if word == place]
+        assert any(said[i + 1] in {"page", "screen", "view"} for i in at)

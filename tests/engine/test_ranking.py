@@ -200,3 +200,39 @@ def test_pages_add_up_to_every_result_once(kb):
         seen += ranked(page)
     assert len(seen) == 130
     assert len(set(seen)) == 130
+
+
+# -- sentences and places ----------------------------------------------------------------------
+
+
+def test_a_verb_carrying_a_sentence_does_not_pick_the_element_it_happens_to_name(kb):
+    """`how do I lock the wallet when I'm done`: `done` is grammar there, not the `Done`
+    button of another screen."""
+    kb.session("mm-lock", goal="Wallet tour")
+    done = kb.step("mm-lock", test_id="pin-extension-done", screen="onboarding-completion")
+    lock = kb.step("mm-lock", test_id="global-menu-lock", screen="home")
+    assert above(kb.search("how do I lock the wallet when I'm done", mode="keyword"), lock, done)
+    assert above(kb.search("pin extension done", mode="keyword"), done, lock)
+
+
+def test_naming_a_screen_as_a_place_lifts_the_steps_done_on_it(kb):
+    """`swap page` asks for what was done on the swap screen: against `swap` alone, the steps
+    on that screen gain on a click elsewhere whose testId, name and landing say `swap`."""
+    kb.session("mm-swap", goal="Wallet tour")
+    for _ in range(3):
+        kb.step("mm-swap", test_id="eth-overview-send", screen="home")
+        led = kb.step(
+            "mm-swap",
+            test_id="coin-overview-swap",
+            screen="swap",
+            a11y=[("e1", "button", "Swap")],
+            test_ids=[("coin-overview-swap", "Swap")],
+        )
+        on = kb.step("mm-swap", test_id="from-amount-input", screen="swap")
+        kb.step("mm-swap", test_id="eth-overview-send", screen="send")
+
+    def on_against_led(query):
+        scores = {r.stepId: r.score for r in kb.search(query, mode="keyword").results}
+        return scores[on] / scores[led]
+
+    assert on_against_led("swap page") > 1.5 * on_against_led("swap")
