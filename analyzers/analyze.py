@@ -87,14 +87,16 @@ def analyze_query(query: str, synonyms: SynonymTable | None = None) -> list[Quer
     its other common spellings (1.0, kind "spelling", `identifier_spellings`), synonyms of
     each stem (`SYNONYM_WEIGHT`), and the app's words of the glossary expressions it holds
     (`GLOSSARY_WEIGHT`, kind "glossary"). The words of one expression (`seed words`) form one
-    concept, named by the expression. A token keeps its highest weight."""
+    concept, named by the expression. A token keeps its highest weight per concept, and stands
+    for every concept that yields it: in `turn my coins into stablecoins` both expressions mean
+    `token`, and each is held where `token` is."""
     table = synonyms if synonyms is not None else SynonymTable()
-    terms: dict[str, QueryTerm] = {}
+    terms: dict[tuple[str, str], QueryTerm] = {}
 
     def add(term: QueryTerm) -> None:
-        known = terms.get(term.token)
+        known = terms.get((term.token, term.concept))
         if known is None or known.weight < term.weight:
-            terms[term.token] = term
+            terms[term.token, term.concept] = term
 
     typed = words(query)
     glossed = table.glossary.matches(query_words(query))

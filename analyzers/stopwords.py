@@ -87,6 +87,7 @@ CARRYING_VERBS: frozenset[str] = frozenset(
         *("happened", "say", "says", "said", "tell", "tells", "told", "ask", "asks", "asked"),
         *("asking", "know", "knows", "knew", "think", "like", "mean", "means", "meant"),
         *("supposed", "doing", "done", "having", "becomes", "became"),
+        *("turn", "turns", "turned", "turning"),
     }
 )
 """The verbs that carry an English sentence rather than say what it is about: light verbs

@@ -174,8 +174,12 @@ def plan_query(
         base = [_lighter(term) if carries_a_sentence(term.concept) else term for term in base]
     places = places_named(text)
     terms: dict[str, QueryTerm] = {}
+    every: list[QueryTerm] = []
+    """Every term with its concept (`terms` keeps one concept per token, for the clauses):
+    what each concept stands for."""
 
     def add(term: QueryTerm) -> None:
+        every.append(term)
         known = terms.get(term.token)
         if known is None or known.weight < term.weight:
             terms[term.token] = term
@@ -200,9 +204,7 @@ def plan_query(
             candidates.append((Clause(field, term.token, boost, term.concept), df))
     clauses = budget_clauses(candidates, searcher.num_docs)
     keys = dict.fromkeys(t.concept for t in base)
-    concept_tokens = tuple(
-        frozenset(t.token for t in terms.values() if t.concept == c) for c in keys
-    )
+    concept_tokens = tuple(frozenset(t.token for t in every if t.concept == c) for c in keys)
     held = {c.token for c, _ in candidates}
     return PlannedQuery(
         tuple(terms.values()),
@@ -211,7 +213,7 @@ def plan_query(
         frozenset(terms),
         concept_tokens,
         frozenset(t.token for t in base if t.kind in ("whole", "spelling")),
-        _concepts(base, list(terms.values()), keys, held),
+        _concepts(base, every, keys, held),
         failures_named(text),
         names_a_failure(text),
         asks_what_is_shown(text),

@@ -22,7 +22,11 @@ def is_lower(token: str) -> bool:
 
 
 def weights(query: str) -> dict[str, float]:
-    return {term.token: term.weight for term in analyze_query(query)}
+    """Each token's weight: the highest it has for any concept of the query."""
+    found: dict[str, float] = {}
+    for term in analyze_query(query):
+        found[term.token] = max(found.get(term.token, 0.0), term.weight)
+    return found
 
 
 # -- analyze -----------------------------------------------------------------------------------
@@ -131,9 +135,10 @@ def test_analyze_query_never_raises(text):
 
 
 @given(st.text())
-def test_query_tokens_are_lowercase_and_distinct(text):
-    tokens = [term.token for term in analyze_query(text)]
-    assert len(tokens) == len(set(tokens))
+def test_query_tokens_are_lowercase_and_distinct_per_concept(text):
+    pairs = [(term.token, term.concept) for term in analyze_query(text)]
+    assert len(pairs) == len(set(pairs))
+    tokens = [token for token, _ in pairs]
     assert all(is_lower(token) and token.split() == [token] for token in tokens)
 
 

@@ -173,6 +173,25 @@ def test_a_content_word_in_a_sentence_is_still_flagged(corpus: Knowledge) -> Non
     assert page.coverage.uncovered == ["airdrop"]
 
 
+def test_two_expressions_meaning_the_same_app_word_are_both_covered_by_it(kb: Knowledge) -> None:
+    """`my coins` and `stablecoins` both mean a token (`analyzers.glossary`): a step holding
+    `token` holds both, not only the first one the query says (the second was flagged as never
+    recorded)."""
+    kb.session(SWAP, goal="Swap")
+    kb.step(SWAP, "mm_click", test_id="token-list-item", screen="swap")
+    page = search(kb, "swap my coins for stablecoins", mode="keyword")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert {"my coins", "stablecoins"} <= set(page.coverage.covered)
+
+
+def test_a_phrasal_verb_carrier_is_not_a_concept(corpus: Knowledge) -> None:
+    """`turn` in `turn my ETH into something` carries the sentence like `get` or `make`."""
+    page = search(corpus, "how do I turn the ETH into something else", mode="keyword")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+
+
 def test_the_hint_names_only_what_the_results_shown_match(corpus: Knowledge) -> None:
     """In meaning-only search the results need not hold the words some other step holds: a
     hint saying they match 'ETH' would claim a match that is not there."""
