@@ -13,7 +13,7 @@ from analyzers.errors import (
     names_a_failure,
     plain_failures,
 )
-from analyzers.forms import asks_what_is_shown, is_sentence, places_named
+from analyzers.forms import asks_for_a_check, asks_what_is_shown, is_sentence, places_named
 from analyzers.glossary import Glossary, GlossMatch, default_glossary, glossed
 from analyzers.identifiers import split_identifier, tokenize_identifier
 from analyzers.stemming import stem
@@ -39,6 +39,7 @@ __all__ = [
     "SynonymTable",
     "analyze",
     "analyze_query",
+    "asks_for_a_check",
     "asks_what_is_shown",
     "carries_a_sentence",
     "default_glossary",

@@ -90,3 +90,40 @@ def places_named(text: str) -> frozenset[str]:
         for i, word in enumerate(said[:-1])
         if said[i + 1] in PLACE_NOUNS and not TOWARD & set(said[max(0, i - TOWARD_REACH) : i])
     )
+
+
+CHECK_OPENINGS = (
+    ("how", "can", "i", "tell"),
+    ("how", "do", "i", "tell"),
+    ("how", "can", "i", "know"),
+    ("how", "do", "i", "know"),
+    ("how", "would", "i", "know"),
+    ("make", "sure"),
+    ("check", "that"),
+    ("check", "whether"),
+    ("check", "if"),
+    ("verify",),
+    ("verify", "that"),
+    ("confirm", "that"),
+    ("ensure",),
+    ("see", "whether"),
+    ("see", "if"),
+)
+"""How English asks for a check: that something happened or shows (`make sure the transfer
+shows up`, `how can I tell the site sees my account`). `confirm` alone is a button's word."""
+
+
+def asks_for_a_check(text: str) -> bool:
+    """Whether a query asks how to check that something happened or shows: any of the
+    `CHECK_OPENINGS`, anywhere in it. A test checks by waiting for what should show
+    (`mm_wait_for`), so such a query asks for the waits that worked.
+
+    >>> asks_for_a_check("make sure the transfer shows up"), asks_for_a_check("confirm the swap")
+    (True, False)
+    """
+    said = [word.lower() for word in words(text)]
+    return any(
+        tuple(said[i : i + len(opening)]) == opening
+        for opening in CHECK_OPENINGS
+        for i in range(len(said) - len(opening) + 1)
+    )

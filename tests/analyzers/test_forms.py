@@ -5,7 +5,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzers import asks_what_is_shown, default_glossary, is_sentence, places_named
+from analyzers import (
+    SynonymTable,
+    asks_for_a_check,
+    asks_what_is_shown,
+    default_glossary,
+    is_sentence,
+    places_named,
+)
+from engine.meaning.join import CHECKED_BY, query_embedding
 
 
 @pytest.mark.parametrize(
@@ -71,3 +79,29 @@ def test_every_place_named_is_a_word_of_the_query_before_a_place_noun(said: list
     for place in places_named(query):
         at = [i for i, word in enumerate(said[:-1]) if word == place]
         assert any(said[i + 1] in {"page", "screen", "view"} for i in at)
+
+
+@pytest.mark.parametrize(
+    ("query", "check"),
+    [
+        ("how can I tell the site now sees my account", True),
+        ("make sure the transfer shows up in the activity list", True),
+        ("check that the signature result is displayed", True),
+        ("verify the dapp shows it is connected", True),
+        # an action, a button's word, a question of another kind
+        ("confirm the transaction", False),
+        ("click the check box", False),
+        ("how do I send ETH", False),
+        ("tell me what the swap page shows", False),
+    ],
+)
+def test_a_question_asking_how_to_check_something_is_read_as_one(query: str, check: bool) -> None:
+    assert asks_for_a_check(query) is check
+
+
+def test_a_check_is_embedded_as_the_wait_that_checks_it() -> None:
+    """A test checks by waiting for what should show: the embedded text says so, and only for
+    a check."""
+    asked = query_embedding("how can I tell the site now sees my account", SynonymTable())
+    assert asked.text.endswith(f"({CHECKED_BY})")
+    assert CHECKED_BY not in query_embedding("open the site", SynonymTable()).text
