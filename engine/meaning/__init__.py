@@ -18,6 +18,7 @@ from engine.meaning.fusion import (
     settle,
 )
 from engine.meaning.join import (
+    CHECKED_BY,
     QueryEmbedding,
     answer_mode,
     meaning_fields,
@@ -39,6 +40,7 @@ from engine.meaning.semantic_leg import (
 )
 
 __all__ = [
+    "CHECKED_BY",
     "EMBED_TIMEOUT_ENV",
     "OBSERVATION_WEIGHT",
     "RERANK_WINDOW",

@@ -6,14 +6,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analyzers import (
-    SynonymTable,
     asks_for_a_check,
     asks_what_is_shown,
     default_glossary,
     is_sentence,
     places_named,
 )
-from engine.meaning.join import CHECKED_BY, query_embedding
 
 
 @pytest.mark.parametrize(
@@ -97,11 +95,3 @@ def test_every_place_named_is_a_word_of_the_query_before_a_place_noun(said: list
 )
 def test_a_question_asking_how_to_check_something_is_read_as_one(query: str, check: bool) -> None:
     assert asks_for_a_check(query) is check
-
-
-def test_a_check_is_embedded_as_the_wait_that_checks_it() -> None:
-    """A test checks by waiting for what should show: the embedded text says so, and only for
-    a check."""
-    asked = query_embedding("how can I tell the site now sees my account", SynonymTable())
-    assert asked.text.endswith(f"({CHECKED_BY})")
-    assert CHECKED_BY not in query_embedding("open the site", SynonymTable()).text

@@ -15,6 +15,7 @@ import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from analyzers import SynonymTable
 from engine import KnowledgeEngine
 from engine.core import InvalidInput, SearchInput, validate
 from engine.embedding import (
@@ -32,6 +33,7 @@ from engine.embedding import (
 )
 from engine.index import IndexLayout, is_observation_text, rebuild
 from engine.meaning import (
+    CHECKED_BY,
     EMBED_TIMEOUT_ENV,
     OBSERVATION_WEIGHT,
     SCREEN_WEIGHT,
@@ -39,6 +41,7 @@ from engine.meaning import (
     SemanticLeg,
     configured_embed_timeout,
     embed_soon,
+    query_embedding,
     top_rows,
 )
 from tests.conftest import Knowledge
@@ -516,3 +519,11 @@ def test_the_nearest_texts_are_those_a_full_sort_puts_first(values: list[float],
     values, -0.0 and 0.0) in row order, NaNs last."""
     cos = np.array(values, np.float32)
     assert top_rows(cos, k).tolist() == np.argsort(-cos, kind="stable")[:k].tolist()
+
+
+def test_a_check_is_embedded_as_the_wait_that_checks_it() -> None:
+    """A test checks by waiting for what should show: the embedded text says so, and only for
+    a check."""
+    asked = query_embedding("how can I tell the site now sees my account", SynonymTable())
+    assert asked.text.endswith(f"({CHECKED_BY})")
+    assert CHECKED_BY not in query_embedding("open the site", SynonymTable()).text
