@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 """Bump on any change to fields or analysis; a mismatching index is refused until rebuilt."""
 
 
