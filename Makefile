@@ -113,6 +113,7 @@ bench: bench-quality bench-speed bench-reuse
 bench-quality: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_quality.py --queries scripts/eval/queries_dev.jsonl \
 		--queries scripts/eval/queries_agent_outside_blind.jsonl \
+		--queries scripts/eval/queries_agent_outside_blind2.jsonl \
 		--queries scripts/eval/queries_paraphrase_dev.jsonl \
 		--queries scripts/eval/queries_paraphrase_holdout.jsonl \
 		--queries scripts/eval/queries_agent_dev.jsonl \

@@ -27,6 +27,7 @@ from analyzers.stopwords import (
 from analyzers.synonyms import DEFAULT_SYNONYM_GROUPS, SynonymTable, expand_with_synonyms
 from analyzers.text import tokenize
 from analyzers.typos import edit_distance, max_typo_edits
+from analyzers.verbs import is_verb
 
 __all__ = [
     "DEFAULT_SYNONYM_GROUPS",
@@ -50,6 +51,7 @@ __all__ = [
     "failures_named",
     "glossed",
     "is_sentence",
+    "is_verb",
     "max_typo_edits",
     "names_a_failure",
     "names_no_memory",

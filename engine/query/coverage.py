@@ -22,6 +22,7 @@ import itertools
 
 import tantivy
 
+from analyzers import is_verb
 from engine.core import SearchCoverage
 from engine.query.filters import FilterClauses, ReadView
 from engine.query.plan import PlannedQuery, holds_any
@@ -77,13 +78,16 @@ def by_meaning(plan: PlannedQuery, held: int, nearest: float | None) -> int:
     whole query's similarity to the nearest result shown (`nearest`; None: no result was found
     by meaning) reaches `MEANING_FLOOR`. One word's own similarity cannot tell a word said
     differently from one nobody recorded (`docs/architecture.md`); the sentence's can."""
-    if nearest is None or nearest < MEANING_FLOOR:
+    if nearest is None:
         return 0
     concepts = plan.concepts
     return sum(
         1 << i
         for i in counted(plan, held)
-        if not held >> i & 1 and not concepts[i].identifier and concepts[i].part_of is None
+        if not held >> i & 1
+        and not concepts[i].identifier
+        and concepts[i].part_of is None
+        and (nearest >= MEANING_FLOOR or is_verb(concepts[i].said))
     )
 
 

@@ -260,6 +260,18 @@ def test_a_word_said_differently_is_covered_by_meaning_and_said_so(corpus: Knowl
     assert page.hint == "No step says 'budge'; the results match it by meaning, not by words."
 
 
+def test_a_verb_no_step_holds_is_an_action_said_otherwise(corpus: Knowledge) -> None:
+    """The records name actions with a few tool verbs; `paying` is how an agent says one. It is
+    covered by meaning, never flagged as never recorded, while a thing no step holds is."""
+    page = search(corpus, "which button do I press to start paying for ETH")
+    assert page.coverage is not None
+    assert page.coverage.uncovered == []
+    assert "paying" in page.coverage.byMeaning
+    thing = search(corpus, "which button do I press to start paying for the airdrop")
+    assert thing.coverage is not None
+    assert thing.coverage.uncovered == ["airdrop"]
+
+
 def test_keyword_search_covers_nothing_by_meaning(corpus: Knowledge) -> None:
     page = search(corpus, "the continue button to send ETH would not budge", mode="keyword")
     assert page.coverage is not None
