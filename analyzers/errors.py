@@ -22,7 +22,7 @@ Codes are read by their parts (`MM_WAIT_TIMEOUT` is `wait timeout`, `ERR_CONNECT
 from dataclasses import dataclass
 from functools import lru_cache
 
-from analyzers.text import lower_chars, words
+from analyzers.text import holds_phrase, lower_chars, words
 
 FAILED_WORDS = ("failed", "error")
 """What people say of any error, whatever its kind ("why did the unlock fail")."""
@@ -279,8 +279,7 @@ def names_a_failure(query: str) -> bool:
     >>> names_a_failure("why did the unlock fail"), names_a_failure("invalid address error")
     (True, False)
     """
-    said = _words(query)
-    return any(said[i : i + len(key)] == key for key in _FAILED_KEYS for i in range(len(said)))
+    return holds_phrase(_words(query), _FAILED_KEYS)
 
 
 _FAILED_KEYS = tuple(_words(phrase) for phrase in FAILED_SAYS)

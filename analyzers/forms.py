@@ -11,7 +11,7 @@ from general English only: the length of the query and its share of words that n
 
 from analyzers.identifiers import split_identifier
 from analyzers.stopwords import names_no_memory
-from analyzers.text import words
+from analyzers.text import holds_phrase, words
 
 SENTENCE_WORDS = 5
 """Words a query needs to be read as a sentence (`run the send flow` is not one)."""
@@ -27,6 +27,11 @@ def is_sentence(text: str) -> bool:
     if len(said) < SENTENCE_WORDS or any(len(split_identifier(word)) > 1 for word in said):
         return False
     return sum(1 for word in said if names_no_memory(word)) >= SENTENCE_FRAME_WORDS
+
+
+def _lowered(text: str) -> list[str]:
+    """The words of `text`, lowercased: how the readings of a query's form compare them."""
+    return [word.lower() for word in words(text)]
 
 
 ASKING_WHAT = frozenset({"what", "which", "whats"})
@@ -51,7 +56,7 @@ def asks_what_is_shown(text: str) -> bool:
     with a verb of showing (`what did the first screen show`, `which buttons appear`) or
     asking what is on something (`what's on the signature popup`, `what fields are on the
     review`)."""
-    said = [word.lower() for word in words(text)]
+    said = _lowered(text)
     if not ASKING_WHAT.intersection(said):
         return False
     if SHOWING_WORDS.intersection(said):
@@ -84,7 +89,7 @@ def places_named(text: str) -> frozenset[str]:
     >>> sorted(places_named("errors on the swap page")), sorted(places_named("go to the swap page"))
     (['swap'], [])
     """
-    said = [word.lower() for word in words(text)]
+    said = _lowered(text)
     return frozenset(
         word
         for i, word in enumerate(said[:-1])
@@ -103,7 +108,6 @@ CHECK_OPENINGS = (
     ("check", "whether"),
     ("check", "if"),
     ("verify",),
-    ("verify", "that"),
     ("confirm", "that"),
     ("ensure",),
     ("see", "whether"),
@@ -121,9 +125,4 @@ def asks_for_a_check(text: str) -> bool:
     >>> asks_for_a_check("make sure the transfer shows up"), asks_for_a_check("confirm the swap")
     (True, False)
     """
-    said = [word.lower() for word in words(text)]
-    return any(
-        tuple(said[i : i + len(opening)]) == opening
-        for opening in CHECK_OPENINGS
-        for i in range(len(said) - len(opening) + 1)
-    )
+    return holds_phrase(_lowered(text), CHECK_OPENINGS)

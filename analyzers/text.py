@@ -2,6 +2,7 @@
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 
 from analyzers.stopwords import is_searchable
 
@@ -46,3 +47,17 @@ def lower_chars(text: str) -> str:
     """Lowercase character by character, so that the result does not depend on neighbours
     (str.lower() turns a Greek capital sigma into a final sigma only at the end of a word)."""
     return "".join(ch.lower() for ch in text)
+
+
+def holds_phrase(said: Sequence[str], phrases: Iterable[Sequence[str]]) -> bool:
+    """Whether the words `said` hold any of `phrases` (each a sequence of words) as
+    consecutive words.
+
+    >>> holds_phrase(["make", "sure", "it", "shows"], [("make", "sure"), ("check", "that")])
+    True
+    """
+    return any(
+        tuple(said[i : i + len(phrase)]) == tuple(phrase)
+        for phrase in phrases
+        for i in range(len(said) - len(phrase) + 1)
+    )

@@ -77,7 +77,9 @@ def by_meaning(plan: PlannedQuery, held: int, nearest: float | None) -> int:
     mask: every word no step holds (never an identifier typed whole or a part of one) when the
     whole query's similarity to the nearest result shown (`nearest`; None: no result was found
     by meaning) reaches `MEANING_FLOOR`. One word's own similarity cannot tell a word said
-    differently from one nobody recorded (`docs/architecture.md`); the sentence's can."""
+    differently from one nobody recorded (`docs/architecture.md`); the sentence's can. An
+    everyday verb (`analyzers.is_verb`) needs no floor, only results found by meaning: the
+    records say actions with a few tool verbs, so any other verb is an action said otherwise."""
     if nearest is None:
         return 0
     concepts = plan.concepts

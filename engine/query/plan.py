@@ -9,7 +9,7 @@ prefix completions (`auth` -> `authentication`, `coin-overview` -> `coin-overvie
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tantivy
 
@@ -138,9 +138,7 @@ def _tool_names(base: list[QueryTerm]) -> set[str]:
 
 def _lighter(term: QueryTerm) -> QueryTerm:
     """`term` weighing `SENTENCE_VERB_WEIGHT` of what it did."""
-    return QueryTerm(
-        term.token, term.weight * SENTENCE_VERB_WEIGHT, term.concept, term.kind, term.said
-    )
+    return replace(term, weight=term.weight * SENTENCE_VERB_WEIGHT)
 
 
 def _typo_terms(vocabulary: TypoVocabulary, term: QueryTerm) -> list[QueryTerm]:
@@ -174,9 +172,9 @@ def plan_query(
         base = [_lighter(term) if carries_a_sentence(term.concept) else term for term in base]
     places = places_named(text)
     terms: dict[str, QueryTerm] = {}
+    # Every term with its concept (`terms` keeps one concept per token, for the clauses):
+    # what each concept stands for.
     every: list[QueryTerm] = []
-    """Every term with its concept (`terms` keeps one concept per token, for the clauses):
-    what each concept stands for."""
 
     def add(term: QueryTerm) -> None:
         every.append(term)
