@@ -245,7 +245,7 @@ def error_words(code: str | None, message: str | None) -> tuple[str, ...]:
     of its kinds (`Failure.words`). Indexed beside its code and message.
 
     >>> error_words("MM_NAVIGATION_FAILED", "net::ERR_CONNECTION_REFUSED at http://localhost/")
-    ('failed', 'error', 'refused', 'unreachable', 'offline')
+    ('failed', 'error', 'refused', 'unreachable', 'offline', 'network')
     """
     if not (code or message):
         return ()

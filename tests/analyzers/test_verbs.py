@@ -2,11 +2,9 @@
 other words."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from analyzers import is_verb
-from analyzers.verbs import BASE_VERBS, inflections
+from analyzers.verbs import BASE_VERBS, IRREGULAR, inflections
 
 
 @pytest.mark.parametrize(
@@ -22,8 +20,8 @@ def test_things_are_not_verbs(word: str) -> None:
     assert not is_verb(word)
 
 
-@given(st.sampled_from(sorted(BASE_VERBS)))
-def test_every_form_is_a_verb_and_starts_like_its_verb(verb: str) -> None:
-    for form in inflections(verb):
-        assert is_verb(form) and is_verb(form.upper())
-        assert form[0] == verb[0]
+def test_every_form_is_a_verb_and_a_regular_one_starts_like_its_verb() -> None:
+    for verb in sorted(BASE_VERBS):
+        for form in inflections(verb):
+            assert is_verb(form) and is_verb(form.upper())
+            assert form in IRREGULAR.get(verb, ()) or form[0] == verb[0]
