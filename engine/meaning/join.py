@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import tantivy
 
-from analyzers import SynonymTable, asks_for_a_check, asks_what_is_shown, glossed, is_sentence
+from analyzers import SynonymTable, asks_for_a_check, asks_what_is_shown, glossed
 from engine.core import SearchInput
 from engine.embedding import Embedder, Vectors
 from engine.index import doc_key, names_an_observation, unscored
@@ -198,7 +198,7 @@ def with_meaning(
     # ones do not; `scripts/bench_quality.py`).
     explained = window[0].coverage if window else 0.0
     nearest = max((hit.similarity or 0.0 for hit in candidates.values()), default=0.0)
-    weight = semantic_weight(explained, is_sentence(request.query), nearest)
+    weight = semantic_weight(explained, plan.sentence, nearest)
     fused = fuse(list(candidates.values()), weight)
     past = [hit for hit in ranked[RERANK_WINDOW:] if hit.key not in candidates]
     best_kw = max((hit.keyword or 0.0 for hit in window), default=0.0) or 1.0

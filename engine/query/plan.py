@@ -110,6 +110,9 @@ class PlannedQuery:
     observing: bool = False
     """The query asks what a screen shows (`analyzers.asks_what_is_shown`): the rerank prefers
     the steps that observed a screen (`engine.search.step_search._rank_tier`)."""
+    sentence: bool = False
+    """The query reads as a sentence (`analyzers.is_sentence`): its carrying verbs weigh little
+    here, and the fusion leans on meaning (`engine.meaning.fusion.semantic_weight`)."""
 
     def left_out_clauses(self) -> tuple[Clause, ...]:
         """The clauses retrieval does not run (`budget_clauses`): what the rerank window's
@@ -168,7 +171,8 @@ def plan_query(
     base = analyze_query(text, synonyms)
     tools = _tool_names(base)
     base = [term for term in base if term.concept not in tools]
-    if is_sentence(text):
+    sentence = is_sentence(text)
+    if sentence:
         base = [_lighter(term) if carries_a_sentence(term.concept) else term for term in base]
     places = places_named(text)
     terms: dict[str, QueryTerm] = {}
@@ -215,6 +219,7 @@ def plan_query(
         failures_named(text),
         names_a_failure(text),
         asks_what_is_shown(text),
+        sentence,
     )
 
 
