@@ -8,12 +8,11 @@ not offer (another template or prompt, an argument it does not have, a prefix lo
 value can be) completes to an empty list, not an error: a client asks as a person types.
 """
 
-import re
 from functools import partial
 
 from mcp import types
 
-from engine import InvalidInput, validate_session_id
+from engine import InvalidInput, holds_unsafe_chars, validate_session_id
 from server.prompts import PROMPT_ARGUMENTS
 from server.resources import TEMPLATE_ARGUMENTS
 from server.state import ServerState
@@ -23,7 +22,6 @@ MAX_VALUES = 100
 MAX_PREFIX = 128
 """No recorded value the completion offers is longer (a session id is at most 128)."""
 MAX_VALUE = 200
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 FIELDS = {
     "sessionId": "session_id",
@@ -73,6 +71,7 @@ async def complete(state: ServerState, params: types.CompleteRequestParams) -> t
 
 
 def _offered(value: str) -> bool:
-    """A recorded value fit to show as it is: no control characters, of a sensible length, not
+    """A recorded value fit to show as it is: no control or bidirectional formatting characters
+    (`engine.core.holds_unsafe_chars`), of a sensible length, not
     the index's placeholder for a missing value."""
-    return 0 < len(value) <= MAX_VALUE and value != "unknown" and not _CONTROL.search(value)
+    return 0 < len(value) <= MAX_VALUE and value != "unknown" and not holds_unsafe_chars(value)

@@ -49,6 +49,7 @@ from engine.core.inputs import (
     TimelineInput,
     validate,
 )
+from engine.core.recorded_text import holds_unsafe_chars
 from engine.core.results import (
     BatchAction,
     Caution,
@@ -127,6 +128,7 @@ __all__ = [
     "atomic_write",
     "create_at",
     "folder_inside",
+    "holds_unsafe_chars",
     "open_regular",
     "read_open",
     "read_regular",

@@ -12,7 +12,6 @@ then stepId; every page is a slice of that one ordering. Every result says why i
 (`engine.search.matched_fields`).
 """
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -20,7 +19,14 @@ from datetime import timedelta
 import tantivy
 
 from analyzers import SynonymTable, names_something
-from engine.core import Caution, KnownValues, SearchCoverage, SearchInput, SearchPage
+from engine.core import (
+    Caution,
+    KnownValues,
+    SearchCoverage,
+    SearchInput,
+    SearchPage,
+    holds_unsafe_chars,
+)
 from engine.history import caution_for
 from engine.index import (
     DESTRUCTIVE,
@@ -577,7 +583,6 @@ KNOWN_VALUES = 50
 MAX_KNOWN_CHARS = 64
 """A recorded flowTag or screen name longer than this is left out of `known`."""
 MAX_PHRASE_CHARS = 120
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _empty_hint(query: str, narrowed: bool) -> str:
@@ -590,7 +595,8 @@ def _empty_hint(query: str, narrowed: bool) -> str:
 def known_values(searcher: tantivy.Searcher, phrases: list[str]) -> KnownValues:
     """What an empty answer can try instead: the flowTags and screens the index knows and the
     recorded phrases nearest the query's meaning (spec 004), when it was embedded. Recorded
-    values, so they are data: a value with control characters, or longer than a flowTag or a
+    values, so they are data: a value with control or bidirectional formatting characters
+    (`engine.core.holds_unsafe_chars`), or longer than a flowTag or a
     screen name can sensibly be, is left out, and a phrase is cut (`MAX_PHRASE_CHARS`)."""
 
     def listed(field: str) -> list[str]:
@@ -606,7 +612,7 @@ def known_values(searcher: tantivy.Searcher, phrases: list[str]) -> KnownValues:
 
 
 def _plain(value: str, limit: int) -> bool:
-    return 0 < len(value) <= limit and not _CONTROL.search(value)
+    return 0 < len(value) <= limit and not holds_unsafe_chars(value)
 
 
 def _nothing_to_search(

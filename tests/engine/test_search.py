@@ -7,8 +7,10 @@ The corpus is built once per module (read-only tests). Every step's session goal
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from engine.core import NoActiveSession, SearchInput, validate
+from engine.core import NoActiveSession, SearchInput, holds_unsafe_chars, validate
 
 A, B, C = "mm-send-recent", "mm-swap-old", "mm-onboard-mid"
 HOME_URL = "chrome-extension://abc/home.html#/"
@@ -257,3 +259,9 @@ def test_a_result_describes_the_step(corpus):
     assert hit.snippet.count("TIMEOUT") == 1  # the match names it; the snippet does not repeat it
     assert hit.timestamp.startswith("2026-01-11T")
     assert hit.score > 0
+
+
+@given(st.text())
+def test_a_value_holding_a_bidirectional_control_is_unsafe_to_show(text: str) -> None:
+    for mark in ("\u202e", "\u2066", "\u200f", "\n", "\x1b"):
+        assert holds_unsafe_chars(text + mark + text)

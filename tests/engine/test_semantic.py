@@ -419,6 +419,23 @@ def test_an_empty_answer_suggests_the_nearest_recorded_phrases(kb: Knowledge) ->
     assert keyword.total == 0 and keyword.known is not None and keyword.known.phrases == []
 
 
+def test_a_recorded_phrase_that_would_display_reordered_is_not_suggested(tmp_path: Path) -> None:
+    """A page's heading reaches a step's text; one holding a right-to-left override would show
+    an agent other text than is stored (CVE-2021-42574): an empty answer leaves it out, as it
+    leaves out control characters, and still suggests the plain ones."""
+    kb = Knowledge(tmp_path)
+    kb.session("mm-bidi", goal="Connect the dapp")
+    page = "http://localhost:8080/"
+    evil = [("e1", "heading", "Pay \u202eevil")]
+    kb.step("mm-bidi", test_id="sendButton", url=page, screen="unknown", a11y=evil)
+    plain = [("e1", "heading", "Test Dapp")]
+    kb.step("mm-bidi", test_id="connectButton", url=page, screen="unknown", a11y=plain)
+    empty = search(kb, "open the vault with my secret", minSimilarity=1.0)
+    assert empty.total == 0 and empty.known is not None
+    assert empty.known.phrases
+    assert not any("\u202e" in phrase or "evil" in phrase for phrase in empty.known.phrases)
+
+
 def test_the_nearest_phrases_are_those_of_steps_the_filters_keep(kb: Knowledge) -> None:
     """Suggesting a phrase that no step within the filters says would lead the agent into a
     second empty answer: with the settings session's steps only, the unlock texts are gone."""
